@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Container resources: quantities parsed and rewritten canonically (the
+ * apiserver rounds every ResourceList up to millis and stores the canonical
+ * text), requests defaulted from limits (SetDefaults_Pod), and
+ * validateResourceRequirements.
+ */
+#include "api/api_internal.h"
+
+#include "util/cleanup.h"
+#include "util/xalloc.h"
+#include "util/yamljson.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define QUANTITY_FORMAT_ERROR                                                                      \
+        "quantities must match the regular expression "                                            \
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+struct named_quantity {
+        const char *name; /* borrowed from the JSON key */
+        struct quantity q;
+};
+
+struct quantity_list {
+        struct named_quantity *items;
+        size_t n;
+};
+
+/* Quantity.UnmarshalJSON: a string or a bare number, spaces trimmed; null
+ * is zero. */
+static bool json_quantity(struct dctx *d, json_t *v, const char *path, struct quantity *q)
+{
+        cleanup_free char *text = NULL;
+        if (json_is_null(v))
+                text = xstrdup("0");
+        else if (json_is_string(v))
+                text = xstrdup(json_string_value(v));
+        else if (json_is_number(v))
+                text = yamljson_number_text(v);
+        if (text == NULL) {
+                ferr_decode(d, path, v, QUANTITY_FORMAT_ERROR);
+                return false;
+        }
+        char *s = text;
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' || *s == '\f')
+                s++;
+        size_t n = strlen(s);
+        while (n > 0 && strchr(" \t\n\r\v\f", s[n - 1]))
+                s[--n] = '\0';
+        cleanup_error ck_error_t e = NULL;
+        if (quantity_parse(s, q, &e) < 0) {
+                ferr_decode(d, path, v, ck_error_msg(e));
+                return false;
+        }
+        return true;
+}
+
+/* Decodes a ResourceList object, rewriting each value canonically. */
+static void decode_list(struct dctx *d, json_t *obj, const char *path, struct quantity_list *out,
+                        struct resource_list *rl)
+{
+        out->items = xcalloc(json_object_size(obj) + 1, sizeof(*out->items));
+        const char *k;
+        json_t *v;
+        json_object_foreach(obj, k, v)
+        {
+                cleanup_free char *kp = path_key(path, k);
+                struct quantity q;
+                if (!json_quantity(d, v, kp, &q))
+                        continue;
+                int64_t value = 0;
+                bool is_cpu = strcmp(k, "cpu") == 0;
+                bool is_memory = strcmp(k, "memory") == 0;
+                bool is_storage = strcmp(k, "ephemeral-storage") == 0;
+                if ((is_cpu || is_memory || is_storage) && !quantity_value(&q, is_cpu, &value)) {
+                        ferr_decode(d, kp, v, "quantity is too large");
+                        continue;
+                }
+                if (is_cpu) {
+                        rl->has_cpu = true;
+                        rl->cpu_milli = value;
+                } else if (is_memory) {
+                        rl->has_memory = true;
+                        rl->memory = value;
+                } else if (is_storage) {
+                        rl->has_ephemeral_storage = true;
+                        rl->ephemeral_storage = value;
+                }
+                out->items[out->n++] = (struct named_quantity){.name = k, .q = q};
+                cleanup_free char *canon = quantity_string(&q);
+                json_object_set_new(obj, k, json_string(canon));
+        }
+}
+
+static const struct quantity *list_find(const struct quantity_list *l, const char *name)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->items[i].name, name) == 0)
+                        return &l->items[i].q;
+        return NULL;
+}
+
+static bool is_hugepages(const char *name)
+{
+        return strncmp(name, "hugepages-", 10) == 0;
+}
+
+/* helper.IsNativeResource: unprefixed or *kubernetes.io/ */
+static bool is_native(const char *name)
+{
+        return strchr(name, '/') == NULL || strstr(name, "kubernetes.io/") != NULL;
+}
+
+static bool overcommit_allowed(const char *name)
+{
+        return is_native(name) && !is_hugepages(name);
+}
+
+static bool is_standard_resource(const char *name)
+{
+        static const char *const std[] = {
+            "cpu",
+            "memory",
+            "ephemeral-storage",
+            "requests.cpu",
+            "requests.memory",
+            "requests.ephemeral-storage",
+            "limits.cpu",
+            "limits.memory",
+            "limits.ephemeral-storage",
+            "pods",
+            "services",
+            "replicationcontrollers",
+            "resourcequotas",
+            "secrets",
+            "configmaps",
+            "persistentvolumeclaims",
+            "requests.storage",
+            "services.nodeports",
+            "services.loadbalancers",
+            NULL,
+        };
+        for (const char *const *p = std; *p; p++)
+                if (strcmp(name, *p) == 0)
+                        return true;
+        return is_hugepages(name) || strncmp(name, "requests.hugepages-", 19) == 0;
+}
+
+/* validateContainerResourceName */
+static bool validate_resource_name(struct dctx *d, const char *path, const char *name)
+{
+        size_t before = d->errors.n;
+        validate_qualified_name(d, path, name);
+        if (d->errors.n != before)
+                return false;
+        if (strchr(name, '/') == NULL) {
+                if (!is_standard_resource(name))
+                        ferr_invalid(d, path, name,
+                                     "must be a standard resource type or fully qualified");
+                if (strcmp(name, "cpu") != 0 && strcmp(name, "memory") != 0 &&
+                    strcmp(name, "ephemeral-storage") != 0 && !is_hugepages(name))
+                        ferr_invalid(d, path, name, "must be a standard resource for containers");
+        } else if (!is_native(name)) {
+                /* IsExtendedResourceName: "requests." + name must be a qualified name */
+                cleanup_free char *quota = xasprintf("requests.%s", name);
+                struct dctx scratch = {0};
+                validate_qualified_name(&scratch, path, quota);
+                bool ok = scratch.errors.n == 0 && strncmp(name, "requests.", 9) != 0;
+                dctx_release(&scratch);
+                if (!ok)
+                        ferr_invalid(d, path, name,
+                                     "doesn't follow extended resource name standard");
+        }
+        return d->errors.n == before;
+}
+
+static void validate_quantity_value(struct dctx *d, const char *path, const char *name,
+                                    const struct quantity *q)
+{
+        if (q->negative) {
+                cleanup_free char *s = quantity_string(q);
+                ferr_invalid(d, path, s, "must be greater than or equal to 0");
+        }
+        /* IsIntegerResourceName: extended resources */
+        if (!is_native(name) && q->milli % 1000 != 0) {
+                cleanup_free char *s = quantity_string(q);
+                ferr_invalid(d, path, s, "must be an integer");
+        }
+}
+
+void decode_resources(struct dctx *d, json_t *c, const char *path, struct resource_requirements *r)
+{
+        json_t *res = get_object(d, c, path, "resources");
+        if (res == NULL)
+                return;
+        cleanup_free char *rp = path_child(path, "resources");
+        cleanup_free char *lp = path_child(rp, "limits");
+        cleanup_free char *qp = path_child(rp, "requests");
+        json_t *limits = get_object(d, res, rp, "limits");
+        json_t *requests = get_object(d, res, rp, "requests");
+
+        struct quantity_list lim = {0}, req = {0};
+        if (limits)
+                decode_list(d, limits, lp, &lim, &r->limits);
+        /* SetDefaults_Pod: a limit without a request sets the request */
+        if (lim.n > 0) {
+                if (requests == NULL) {
+                        requests = json_object();
+                        json_object_set_new(res, "requests", requests);
+                }
+                for (size_t i = 0; i < lim.n; i++)
+                        if (json_object_get(requests, lim.items[i].name) == NULL)
+                                json_object_set(requests, lim.items[i].name,
+                                                json_object_get(limits, lim.items[i].name));
+        }
+        if (requests)
+                decode_list(d, requests, qp, &req, &r->requests);
+
+        bool lim_cpu_mem = false, req_cpu_mem = false, huge = false;
+        for (size_t i = 0; i < lim.n; i++) {
+                const char *name = lim.items[i].name;
+                cleanup_free char *kp = path_key(lp, name);
+                validate_resource_name(d, kp, name);
+                validate_quantity_value(d, kp, name, &lim.items[i].q);
+                huge |= is_hugepages(name);
+                lim_cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+        }
+        for (size_t i = 0; i < req.n; i++) {
+                const char *name = req.items[i].name;
+                const struct quantity *q = &req.items[i].q;
+                cleanup_free char *kp = path_key(qp, name);
+                validate_resource_name(d, kp, name);
+                validate_quantity_value(d, kp, name, q);
+                const struct quantity *l = list_find(&lim, name);
+                if (l) {
+                        cleanup_free char *qs = quantity_string(q);
+                        cleanup_free char *ls = quantity_string(l);
+                        cleanup_free char *msg = NULL;
+                        int cmp = quantity_cmp(q, l);
+                        if (cmp != 0 && !overcommit_allowed(name))
+                                msg = xasprintf("must be equal to %s limit of %s", name, ls);
+                        else if (cmp > 0)
+                                msg = xasprintf("must be less than or equal to %s limit of %s",
+                                                name, ls);
+                        if (msg)
+                                ferr_invalid(d, qp, qs, msg);
+                } else if (!overcommit_allowed(name)) {
+                        ferr_required(d, lp, "Limit must be set for non overcommitable resources");
+                }
+                huge |= is_hugepages(name);
+                req_cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+        }
+        if (huge && !lim_cpu_mem && !req_cpu_mem)
+                ferr_forbidden(d, rp, "HugePages require cpu or memory");
+        free(lim.items);
+        free(req.items);
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * struct pod: references, release, small queries (QoS class, static pod,
+ * container lookup).
+ */
+#include "api/api_internal.h"
+#include "api/pod.h"
+
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pod *pod_ref(struct pod *pod)
+{
+        if (pod)
+                atomic_fetch_add_explicit(&pod->refcount, 1, memory_order_relaxed);
+        return pod;
+}
+
+void kv_list_release(struct kv_list *l)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].key);
+                free(l->items[i].value);
+        }
+        free(l->items);
+        l->items = NULL;
+        l->n = 0;
+}
+
+void str_list_release(struct str_list *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->items[i]);
+        free(l->items);
+        l->items = NULL;
+        l->n = 0;
+}
+
+void kv_list_add(struct kv_list *l, const char *key, const char *value)
+{
+        l->items = xrealloc(l->items, (l->n + 1) * sizeof(*l->items));
+        l->items[l->n].key = xstrdup(key);
+        l->items[l->n].value = xstrdup(value);
+        l->n++;
+}
+
+const char *kv_list_get(const struct kv_list *l, const char *key)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->items[i].key, key) == 0)
+                        return l->items[i].value;
+        return NULL;
+}
+
+static void handler_release(struct handler *h)
+{
+        if (h == NULL)
+                return;
+        str_list_release(&h->exec_command);
+        free(h->http_path);
+        free(h->http_host);
+        free(h->http_scheme);
+        for (size_t i = 0; i < h->n_http_headers; i++) {
+                free(h->http_headers[i].name);
+                free(h->http_headers[i].value);
+        }
+        free(h->http_headers);
+        free(h->port.sval);
+        free(h->grpc_service);
+}
+
+static void probe_free(struct probe *p)
+{
+        if (p == NULL)
+                return;
+        handler_release(&p->handler);
+        free(p);
+}
+
+static void handler_free(struct handler *h)
+{
+        handler_release(h);
+        free(h);
+}
+
+static void security_context_free(struct security_context *sc)
+{
+        if (sc == NULL)
+                return;
+        str_list_release(&sc->capabilities.add);
+        str_list_release(&sc->capabilities.drop);
+        free(sc);
+}
+
+void container_release(struct container *c)
+{
+        free(c->name);
+        free(c->image);
+        str_list_release(&c->command);
+        str_list_release(&c->args);
+        free(c->working_dir);
+        for (size_t i = 0; i < c->n_ports; i++) {
+                free(c->ports[i].name);
+                free(c->ports[i].protocol);
+                free(c->ports[i].host_ip);
+        }
+        free(c->ports);
+        for (size_t i = 0; i < c->n_env; i++) {
+                struct env_var *e = &c->env[i];
+                free(e->name);
+                free(e->value);
+                free(e->field_path);
+                free(e->resource);
+                free(e->container_name);
+                free(e->divisor);
+                free(e->ref_name);
+                free(e->ref_key);
+        }
+        free(c->env);
+        for (size_t i = 0; i < c->n_env_from; i++) {
+                free(c->env_from[i].prefix);
+                free(c->env_from[i].name);
+        }
+        free(c->env_from);
+        for (size_t i = 0; i < c->n_volume_mounts; i++) {
+                free(c->volume_mounts[i].name);
+                free(c->volume_mounts[i].mount_path);
+                free(c->volume_mounts[i].sub_path);
+                free(c->volume_mounts[i].mount_propagation);
+        }
+        free(c->volume_mounts);
+        probe_free(c->liveness_probe);
+        probe_free(c->readiness_probe);
+        probe_free(c->startup_probe);
+        handler_free(c->post_start);
+        handler_free(c->pre_stop);
+        free(c->stop_signal);
+        free(c->termination_message_path);
+        free(c->termination_message_policy);
+        security_context_free(c->security_context);
+        free(c->restart_policy);
+        memset(c, 0, sizeof(*c));
+}
+
+void volume_release(struct volume *v)
+{
+        free(v->name);
+        free(v->medium);
+        free(v->host_path);
+        free(v->host_path_type);
+        free(v->source_name);
+        for (size_t i = 0; i < v->n_items; i++) {
+                free(v->items[i].key);
+                free(v->items[i].path);
+        }
+        free(v->items);
+        memset(v, 0, sizeof(*v)); /* source is borrowed from raw */
+}
+
+static void pod_free(struct pod *pod)
+{
+        free(pod->name);
+        free(pod->namespace);
+        free(pod->uid);
+        free(pod->resource_version);
+        kv_list_release(&pod->labels);
+        kv_list_release(&pod->annotations);
+        free(pod->deletion_timestamp);
+        free(pod->creation_timestamp);
+        for (size_t i = 0; i < pod->n_containers; i++)
+                container_release(&pod->containers[i]);
+        free(pod->containers);
+        for (size_t i = 0; i < pod->n_init_containers; i++)
+                container_release(&pod->init_containers[i]);
+        free(pod->init_containers);
+        for (size_t i = 0; i < pod->n_volumes; i++)
+                volume_release(&pod->volumes[i]);
+        free(pod->volumes);
+        if (pod->dns_config) {
+                str_list_release(&pod->dns_config->nameservers);
+                str_list_release(&pod->dns_config->searches);
+                kv_list_release(&pod->dns_config->options);
+                free(pod->dns_config);
+        }
+        free(pod->hostname);
+        free(pod->subdomain);
+        free(pod->node_name);
+        free(pod->service_account_name);
+        str_list_release(&pod->image_pull_secrets);
+        for (size_t i = 0; i < pod->n_host_aliases; i++) {
+                free(pod->host_aliases[i].ip);
+                str_list_release(&pod->host_aliases[i].hostnames);
+        }
+        free(pod->host_aliases);
+        free(pod->security_context.supplemental_groups);
+        kv_list_release(&pod->security_context.sysctls);
+        free(pod->priority_class_name);
+        free(pod->runtime_class_name);
+        free(pod->source_path);
+        free(pod->full_name_);
+        json_decref(pod->raw);
+        free(pod);
+}
+
+void pod_unref(struct pod *pod)
+{
+        if (pod == NULL)
+                return;
+        if (atomic_fetch_sub_explicit(&pod->refcount, 1, memory_order_acq_rel) == 1)
+                pod_free(pod);
+}
+
+void pod_unrefp(struct pod **pod)
+{
+        pod_unref(*pod);
+        *pod = NULL;
+}
+
+const char *pod_full_name(const struct pod *pod)
+{
+        if (pod->full_name_)
+                return pod->full_name_;
+        /* A pod built by hand (tests): valid until this thread's next call. */
+        static _Thread_local char buf[512];
+        snprintf(buf, sizeof(buf), "%s/%s", pod->namespace ? pod->namespace : "",
+                 pod->name ? pod->name : "");
+        return buf;
+}
+
+bool pod_is_static(const struct pod *pod)
+{
+        /* kubetypes.IsStaticPod: the config source annotation, when set */
+        const char *src = kv_list_get(&pod->annotations, "kubernetes.io/config.source");
+        if (src)
+                return strcmp(src, "api") != 0;
+        return pod->source != POD_SOURCE_API;
+}
+
+struct qos_sum {
+        bool has_cpu, has_memory;
+        int64_t cpu, memory;
+};
+
+static void qos_add(struct qos_sum *s, const struct resource_list *l, bool *cpu, bool *memory)
+{
+        *cpu = l->has_cpu && l->cpu_milli > 0;
+        *memory = l->has_memory && l->memory > 0;
+        /* saturating: absurd sums still compare, never overflow */
+        if (*cpu) {
+                s->has_cpu = true;
+                if (__builtin_add_overflow(s->cpu, l->cpu_milli, &s->cpu))
+                        s->cpu = INT64_MAX;
+        }
+        if (*memory) {
+                s->has_memory = true;
+                if (__builtin_add_overflow(s->memory, l->memory, &s->memory))
+                        s->memory = INT64_MAX;
+        }
+}
+
+enum qos_class pod_qos_class(const struct pod *pod)
+{
+        /* ComputePodQOS: sums over app and init containers; only cpu and
+         * memory count, and only positive quantities. */
+        struct qos_sum req = {0}, lim = {0};
+        bool guaranteed = true;
+        size_t n = pod->n_containers + pod->n_init_containers;
+        for (size_t i = 0; i < n; i++) {
+                const struct container *c = i < pod->n_containers
+                                                ? &pod->containers[i]
+                                                : &pod->init_containers[i - pod->n_containers];
+                bool cpu, memory;
+                qos_add(&req, &c->resources.requests, &cpu, &memory);
+                qos_add(&lim, &c->resources.limits, &cpu, &memory);
+                if (!cpu || !memory)
+                        guaranteed = false;
+        }
+        if (!req.has_cpu && !req.has_memory && !lim.has_cpu && !lim.has_memory)
+                return QOS_BEST_EFFORT;
+        if (guaranteed) {
+                if (req.has_cpu && (!lim.has_cpu || lim.cpu != req.cpu))
+                        guaranteed = false;
+                if (req.has_memory && (!lim.has_memory || lim.memory != req.memory))
+                        guaranteed = false;
+        }
+        /* len(requests) == len(limits) */
+        if (guaranteed && req.has_cpu == lim.has_cpu && req.has_memory == lim.has_memory)
+                return QOS_GUARANTEED;
+        return QOS_BURSTABLE;
+}
+
+const char *qos_class_name(enum qos_class q)
+{
+        switch (q) {
+        case QOS_GUARANTEED:
+                return "Guaranteed";
+        case QOS_BURSTABLE:
+                return "Burstable";
+        default:
+                return "BestEffort";
+        }
+}
+
+const struct container *pod_find_container(const struct pod *pod, const char *name)
+{
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (strcmp(pod->containers[i].name, name) == 0)
+                        return &pod->containers[i];
+        for (size_t i = 0; i < pod->n_init_containers; i++)
+                if (strcmp(pod->init_containers[i].name, name) == 0)
+                        return &pod->init_containers[i];
+        return NULL;
+}
+
+bool container_is_sidecar(const struct container *c)
+{
+        return c->restart_policy != NULL && strcmp(c->restart_policy, "Always") == 0;
+}
