@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubelet's configuration: command line flags with the upstream names and
+ * defaults, and the KubeletConfiguration file (--config,
+ * kubelet.config.k8s.io/v1beta1, the same field names).  As upstream, flags
+ * given on the command line override the file.
+ *
+ * Durations are milliseconds.  Strings are owned by the struct.
+ */
+#ifndef CK_CONFIG_KUBELETCONFIG_H
+#define CK_CONFIG_KUBELETCONFIG_H
+
+#include "api/pod.h"
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kubelet_config {
+        /* flags only (not in KubeletConfiguration) */
+        char *config_file;                /* --config */
+        char *container_runtime_endpoint; /* also a config field; default
+                                             unix:///run/containerd/containerd.sock */
+        char *image_service_endpoint;     /* default: the runtime endpoint */
+        char *root_dir;                   /* --root-dir, default /var/lib/kubelet */
+        char *hostname_override;          /* --hostname-override */
+        char *node_name;                  /* derived: override or hostname, lowercased */
+        char *kubeconfig;                 /* --kubeconfig */
+        bool register_node;               /* --register-node, default true */
+        struct kv_list node_labels;       /* --node-labels k=v,... */
+        char *node_ip;                    /* --node-ip */
+        int verbosity;                    /* -v / --v */
+
+        /* KubeletConfiguration fields (flag name / field name) */
+        char *static_pod_path;              /* --pod-manifest-path / staticPodPath */
+        char *static_pod_url;               /* --manifest-url / staticPodURL */
+        char *address;                      /* --address / address, default 0.0.0.0 */
+        int32_t port;                       /* --port / port, default 10250 */
+        int32_t read_only_port;             /* --read-only-port / readOnlyPort, default 0 (off) */
+        int64_t file_check_frequency_ms;    /* --file-check-frequency / fileCheckFrequency, 20s */
+        int64_t http_check_frequency_ms;    /* httpCheckFrequency, 20s */
+        int64_t sync_frequency_ms;          /* --sync-frequency / syncFrequency, 1m */
+        int64_t runtime_request_timeout_ms; /* --runtime-request-timeout, 2m */
+        int32_t max_pods;                   /* --max-pods / maxPods, 110 */
+        char **cluster_dns;                 /* --cluster-dns / clusterDNS, NULL-terminated */
+        char *cluster_domain;               /* --cluster-domain / clusterDomain */
+        char *resolv_conf;                  /* --resolv-conf / resolvConf, /etc/resolv.conf */
+        char *cgroup_root;                  /* --cgroup-root / cgroupRoot, "" = "/" */
+        bool cgroups_per_qos;               /* --cgroups-per-qos / cgroupsPerQOS, true */
+        char *cgroup_driver;                /* --cgroup-driver / cgroupDriver, cgroupfs */
+        char *pod_logs_dir;                 /* podLogsDir, /var/log/pods */
+        char *pod_infra_container_image;    /* informational; the runtime's sandbox image */
+        bool serialize_image_pulls;         /* serializeImagePulls, true */
+        int32_t kube_api_qps;               /* --kube-api-qps / kubeAPIQPS, 50 */
+        int32_t kube_api_burst;             /* --kube-api-burst / kubeAPIBurst, 100 */
+        int64_t node_status_update_frequency_ms; /* nodeStatusUpdateFrequency, 10s */
+        int64_t node_status_report_frequency_ms; /* nodeStatusReportFrequency, 5m */
+        int64_t node_lease_duration_seconds;     /* nodeLeaseDurationSeconds, 40 */
+        struct kv_list system_reserved; /* --system-reserved / systemReserved: cpu=, memory= */
+        struct kv_list kube_reserved;   /* --kube-reserved / kubeReserved */
+        bool fail_swap_on;              /* --fail-swap-on / failSwapOn, true */
+};
+
+/* Fills cfg with the upstream defaults. */
+void kubelet_config_defaults(struct kubelet_config *cfg);
+void kubelet_config_release(struct kubelet_config *cfg);
+
+/* Loads a KubeletConfiguration (YAML or JSON) over cfg.  Rejects a wrong
+ * apiVersion/kind, unknown fields and values of the wrong type, naming the
+ * file and the field. */
+int kubelet_config_load_file(struct kubelet_config *cfg, const char *path, ck_error_t *err);
+
+/* Parses argv (upstream flag syntax: --name=value, --name value, -v=4,
+ * --bool, --bool=false).  Loads --config first, then applies the flags over
+ * it.  --help / --version are handled by the caller through *action.
+ * Unknown flags and bad values: < 0 with a message naming the flag.
+ * cfg must hold a config (kubelet_config_defaults, or zeroed): on success it
+ * is released and replaced by defaults + file + flags, with node_name and
+ * image_service_endpoint derived, validated (kubelet_config_validate); on
+ * error it is left as it was.  Upstream flags that ckubelet does not
+ * implement are accepted with a warning.  -v is applied to the logger
+ * (log_set_verbosity) as klog does. */
+enum kubelet_flags_action { FLAGS_RUN = 0, FLAGS_HELP, FLAGS_VERSION };
+int kubelet_flags_parse(struct kubelet_config *cfg, int argc, char **argv,
+                        enum kubelet_flags_action *action, ck_error_t *err);
+
+/* Usage text for --help. */
+void kubelet_flags_usage(FILE *out);
+
+/* Like kubelet_config_load_file, from a buffer: `name` is the file name used
+ * in messages and to resolve relative paths (staticPodPath, resolvConf,
+ * podLogsDir) against its directory.  Loads all or nothing: on error cfg is
+ * unchanged. */
+int kubelet_config_load_buffer(struct kubelet_config *cfg, const char *name, const char *buf,
+                               size_t len, ck_error_t *err);
+
+/* Validates cfg as upstream's ValidateKubeletConfiguration does for the
+ * fields ckubelet has (ports, maxPods, kubeAPIQPS/Burst, podLogsDir,
+ * nodeLeaseDurationSeconds, ...) plus cgroupDriver, positive periods,
+ * reserved resource names and --node-labels (ValidateKubeletFlags).
+ * kubelet_flags_parse calls it. */
+int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err);
+
+/* Parses a Go duration ("20s", "1m30s", "500ms", "1h2m3.5s", "-2h"; units
+ * ns us ms s m h) as time.ParseDuration does, truncated to milliseconds.
+ * Errors carry Go's wording: time: unknown unit "x" in duration "10x". */
+int config_parse_duration(const char *s, int64_t *ms, ck_error_t *err);
+
+#endif

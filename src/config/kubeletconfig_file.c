@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The KubeletConfiguration file (kubelet.config.k8s.io/v1beta1), YAML or
+ * JSON, decoded as upstream's strict decoder does
+ * (pkg/kubelet/kubeletconfig/configfiles, then SetDefaults_KubeletConfiguration):
+ *
+ * - apiVersion and kind must be the v1beta1 KubeletConfiguration;
+ * - a field upstream does not know is an error (`unknown field "fooBar"`),
+ *   a field upstream knows and ckubelet does not implement is accepted and
+ *   ignored (a warning at -v=1 lists them);
+ * - a value of the wrong type names the file and the field;
+ * - a zero value ("0s", 0, "") means "use the default", as upstream's
+ *   defaulting of omitempty fields does; null means "not set";
+ * - relative paths (staticPodPath, resolvConf, podLogsDir) are resolved
+ *   against the directory of the file.
+ *
+ * Loads all or nothing: the fields are applied to a copy that replaces cfg
+ * only when the whole file decoded.
+ */
+#include "config/kubeletconfig_internal.h"
+#include "util/cleanup.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/yamljson.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define KUBELETCONFIG_API_VERSION "kubelet.config.k8s.io/v1beta1"
+#define KUBELETCONFIG_KIND "KubeletConfiguration"
+#define KUBELETCONFIG_MAX_BYTES (4u << 20)
+
+enum field_type {
+        FT_STRING,   /* char * */
+        FT_PATH,     /* char *, relative to the file's directory */
+        FT_BOOL,     /* bool (a *bool upstream: any value counts) */
+        FT_INT32,    /* int32_t */
+        FT_INT64,    /* int64_t holding an int32 field */
+        FT_DURATION, /* int64_t milliseconds */
+        FT_STRINGS,  /* char ** NULL-terminated */
+        FT_MAP,      /* struct kv_list, string values */
+};
+
+/* A field ckubelet implements.  `zero_str` / `zero_num`: what a zero value
+ * ("" / 0 / "0s") becomes (upstream's defaulting); NULL / 0: stays zero. */
+struct field_def {
+        const char *name;
+        enum field_type type;
+        size_t off;
+        const char *zero_str;
+        int64_t zero_num;
+};
+
+#define F(name, type, member, zs, zn)                                                              \
+        {                                                                                          \
+                name, type, offsetof(struct kubelet_config, member), zs, zn                        \
+        }
+
+static const struct field_def fields[] = {
+    F("staticPodPath", FT_PATH, static_pod_path, NULL, 0),
+    F("podLogsDir", FT_PATH, pod_logs_dir, KCFG_DEFAULT_POD_LOGS_DIR, 0),
+    F("syncFrequency", FT_DURATION, sync_frequency_ms, NULL, KCFG_DEFAULT_SYNC_MS),
+    F("fileCheckFrequency", FT_DURATION, file_check_frequency_ms, NULL, KCFG_DEFAULT_FILE_CHECK_MS),
+    F("httpCheckFrequency", FT_DURATION, http_check_frequency_ms, NULL, KCFG_DEFAULT_HTTP_CHECK_MS),
+    F("staticPodURL", FT_STRING, static_pod_url, NULL, 0),
+    F("address", FT_STRING, address, KCFG_DEFAULT_ADDRESS, 0),
+    F("port", FT_INT32, port, NULL, KCFG_DEFAULT_PORT),
+    F("readOnlyPort", FT_INT32, read_only_port, NULL, 0),
+    F("clusterDomain", FT_STRING, cluster_domain, NULL, 0),
+    F("clusterDNS", FT_STRINGS, cluster_dns, NULL, 0),
+    F("nodeStatusUpdateFrequency", FT_DURATION, node_status_update_frequency_ms, NULL,
+      KCFG_DEFAULT_NODE_STATUS_UPDATE_MS),
+    /* zero: see apply_dependent_defaults */
+    F("nodeStatusReportFrequency", FT_DURATION, node_status_report_frequency_ms, NULL, 0),
+    F("nodeLeaseDurationSeconds", FT_INT64, node_lease_duration_seconds, NULL,
+      KCFG_DEFAULT_NODE_LEASE_SECONDS),
+    F("cgroupRoot", FT_STRING, cgroup_root, NULL, 0),
+    F("cgroupsPerQOS", FT_BOOL, cgroups_per_qos, NULL, 0),
+    F("cgroupDriver", FT_STRING, cgroup_driver, KCFG_DEFAULT_CGROUP_DRIVER, 0),
+    F("runtimeRequestTimeout", FT_DURATION, runtime_request_timeout_ms, NULL,
+      KCFG_DEFAULT_RUNTIME_TIMEOUT_MS),
+    F("maxPods", FT_INT32, max_pods, NULL, KCFG_DEFAULT_MAX_PODS),
+    F("resolvConf", FT_PATH, resolv_conf, NULL, 0),
+    F("kubeAPIQPS", FT_INT32, kube_api_qps, NULL, 0),
+    F("kubeAPIBurst", FT_INT32, kube_api_burst, NULL, KCFG_DEFAULT_KUBE_API_BURST),
+    F("serializeImagePulls", FT_BOOL, serialize_image_pulls, NULL, 0),
+    F("failSwapOn", FT_BOOL, fail_swap_on, NULL, 0),
+    F("systemReserved", FT_MAP, system_reserved, NULL, 0),
+    F("kubeReserved", FT_MAP, kube_reserved, NULL, 0),
+    F("registerNode", FT_BOOL, register_node, NULL, 0),
+    F("containerRuntimeEndpoint", FT_STRING, container_runtime_endpoint,
+      KCFG_DEFAULT_RUNTIME_ENDPOINT, 0),
+    F("imageServiceEndpoint", FT_STRING, image_service_endpoint, NULL, 0),
+};
+
+#undef F
+
+/* State of one decode. */
+struct decoder {
+        const char *name; /* for messages */
+        char *dir;        /* absolute directory of the file */
+        struct kubelet_config *cfg;
+        bool set_report_frequency, set_update_frequency, set_serialize;
+        int64_t max_parallel_image_pulls;
+        char *ignored; /* "a, b, c" */
+        char *unknown; /* `unknown field "x", unknown field "y"` */
+};
+
+static void append_list(char **list, const char *sep, const char *item)
+{
+        char *next = *list ? xasprintf("%s%s%s", *list, sep, item) : xstrdup(item);
+        free(*list);
+        *list = next;
+}
+
+static int type_error(struct decoder *d, const char *field, const char *what, ck_error_t *err)
+{
+        return ck_error_make(err, 0, "%s: %s: expected %s", d->name, field, what);
+}
+
+static int decode_int(struct decoder *d, const char *field, json_t *v, int64_t min, int64_t max,
+                      int64_t *out, ck_error_t *err)
+{
+        if (!json_is_integer(v))
+                return type_error(d, field, "an integer", err);
+        json_int_t n = json_integer_value(v);
+        if (n < min || n > max)
+                return ck_error_make(err, 0, "%s: %s: %" JSON_INTEGER_FORMAT " is out of range",
+                                     d->name, field, n);
+        *out = n;
+        return 0;
+}
+
+static int decode_field(struct decoder *d, const struct field_def *f, json_t *v, ck_error_t *err)
+{
+        char *base = (char *)d->cfg + f->off;
+        switch (f->type) {
+        case FT_STRING:
+        case FT_PATH: {
+                if (!json_is_string(v))
+                        return type_error(d, f->name, "a string", err);
+                const char *s = json_string_value(v);
+                if (*s == '\0' && f->zero_str)
+                        s = f->zero_str;
+                if (f->type == FT_PATH) {
+                        char *resolved = kcfg_path_resolve(d->dir, s);
+                        free(*(char **)base);
+                        *(char **)base = resolved;
+                } else {
+                        kcfg_set_str((char **)base, s);
+                }
+                return 0;
+        }
+        case FT_BOOL:
+                if (!json_is_boolean(v))
+                        return type_error(d, f->name, "a boolean", err);
+                *(bool *)base = json_is_true(v);
+                return 0;
+        case FT_INT32:
+        case FT_INT64: {
+                int64_t n = 0;
+                if (decode_int(d, f->name, v, INT32_MIN, INT32_MAX, &n, err) < 0)
+                        return -1;
+                if (n == 0)
+                        n = f->zero_num;
+                if (f->type == FT_INT32)
+                        *(int32_t *)base = (int32_t)n;
+                else
+                        *(int64_t *)base = n;
+                return 0;
+        }
+        case FT_DURATION: {
+                if (!json_is_string(v))
+                        return type_error(d, f->name, "a duration string (e.g. \"20s\")", err);
+                int64_t ns = 0;
+                if (kcfg_parse_duration_ns(json_string_value(v), &ns, err) < 0)
+                        return ck_error_wrap(err, "%s: %s", d->name, f->name);
+                *(int64_t *)base = ns == 0 ? f->zero_num : ns / 1000000;
+                return 0;
+        }
+        case FT_STRINGS: {
+                size_t i;
+                json_t *item;
+                if (!json_is_array(v))
+                        return type_error(d, f->name, "a list of strings", err);
+                json_array_foreach(v, i, item)
+                {
+                        if (!json_is_string(item))
+                                return type_error(d, f->name, "a list of strings", err);
+                }
+                char ***list = (char ***)base;
+                kcfg_strv_free(list);
+                json_array_foreach(v, i, item)
+                {
+                        kcfg_strv_append(list, json_string_value(item));
+                }
+                return 0;
+        }
+        case FT_MAP: {
+                const char *key;
+                json_t *item;
+                if (!json_is_object(v))
+                        return type_error(d, f->name, "a map of strings", err);
+                json_object_foreach(v, key, item)
+                {
+                        if (!json_is_string(item))
+                                return ck_error_make(err, 0, "%s: %s.%s: expected a string",
+                                                     d->name, f->name, key);
+                }
+                struct kv_list *l = (struct kv_list *)base;
+                kcfg_kv_clear(l);
+                json_object_foreach(v, key, item)
+                {
+                        kcfg_kv_set(l, key, json_string_value(item));
+                }
+                return 0;
+        }
+        }
+        return 0;
+}
+
+/* logging (component-base LoggingConfiguration): verbosity is honoured (-v
+ * still wins), everything else is ignored. */
+static int decode_logging(struct decoder *d, json_t *v, ck_error_t *err)
+{
+        const char *key;
+        json_t *item;
+        if (!json_is_object(v))
+                return type_error(d, "logging", "an object", err);
+        json_object_foreach(v, key, item)
+        {
+                if (strcmp(key, "verbosity") == 0) {
+                        int64_t n = 0;
+                        if (json_is_null(item))
+                                continue;
+                        if (decode_int(d, "logging.verbosity", item, 0, INT32_MAX, &n, err) < 0)
+                                return -1;
+                        d->cfg->verbosity = (int)n;
+                } else {
+                        char *name = xasprintf("logging.%s", key);
+                        append_list(&d->ignored, ", ", name);
+                        free(name);
+                }
+        }
+        return 0;
+}
+
+static bool duration_nonzero(const char *s)
+{
+        int64_t ns = 0;
+        ck_error_t ignored = NULL;
+        int ret = kcfg_parse_duration_ns(s, &ns, &ignored);
+        ck_error_release(&ignored);
+        return ret == 0 && ns != 0;
+}
+
+static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error_t *err)
+{
+        if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0)
+                return 0; /* checked before */
+        if (json_is_null(v))
+                return 0; /* Go's decoder leaves the field unset */
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+                if (strcmp(fields[i].name, key) != 0)
+                        continue;
+                if (strcmp(key, "nodeStatusReportFrequency") == 0)
+                        d->set_report_frequency = true;
+                if (strcmp(key, "serializeImagePulls") == 0)
+                        d->set_serialize = true;
+                if (decode_field(d, &fields[i], v, err) < 0)
+                        return -1;
+                /* "explicitly set" means non-zero upstream */
+                if (strcmp(key, "nodeStatusUpdateFrequency") == 0)
+                        d->set_update_frequency = duration_nonzero(json_string_value(v));
+                return 0;
+        }
+        if (strcmp(key, "logging") == 0)
+                return decode_logging(d, v, err);
+        if (kcfg_upstream_field_known(key)) {
+                if (strcmp(key, "maxParallelImagePulls") == 0 &&
+                    decode_int(d, key, v, INT32_MIN, INT32_MAX, &d->max_parallel_image_pulls, err) <
+                        0)
+                        return -1;
+                append_list(&d->ignored, ", ", key);
+                return 0;
+        }
+        char *q = kcfg_quote(key);
+        char *msg = xasprintf("unknown field %s", q);
+        append_list(&d->unknown, ", ", msg);
+        free(msg);
+        free(q);
+        return 0;
+}
+
+/* Defaults that depend on other fields (SetDefaults_KubeletConfiguration). */
+static void apply_dependent_defaults(struct decoder *d, const struct kubelet_config *before)
+{
+        struct kubelet_config *cfg = d->cfg;
+        /* nodeStatusReportFrequency defaults to an explicitly set
+         * nodeStatusUpdateFrequency, else to 5m. */
+        if (cfg->node_status_report_frequency_ms == 0) {
+                if (d->set_update_frequency)
+                        cfg->node_status_report_frequency_ms = cfg->node_status_update_frequency_ms;
+                else
+                        cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
+        } else if (!d->set_report_frequency && d->set_update_frequency &&
+                   before->node_status_report_frequency_ms == KCFG_DEFAULT_NODE_STATUS_REPORT_MS) {
+                cfg->node_status_report_frequency_ms = cfg->node_status_update_frequency_ms;
+        }
+        /* serializeImagePulls defaults to false when maxParallelImagePulls > 1 */
+        if (!d->set_serialize && d->max_parallel_image_pulls >= 2)
+                cfg->serialize_image_pulls = false;
+}
+
+static int check_string_member(struct decoder *d, json_t *root, const char *key, const char *want,
+                               ck_error_t *err)
+{
+        json_t *v = json_object_get(root, key);
+        if (v == NULL || json_is_null(v))
+                return ck_error_make(err, 0, "%s: missing %s, expected \"%s\"", d->name, key, want);
+        if (!json_is_string(v))
+                return type_error(d, key, "a string", err);
+        if (strcmp(json_string_value(v), want) != 0) {
+                char *q = kcfg_quote(json_string_value(v));
+                ck_error_make(err, 0, "%s: %s %s is not \"%s\"", d->name, key, q, want);
+                free(q);
+                return -1;
+        }
+        return 0;
+}
+
+/* filepath.Dir(filepath.Abs(name)) */
+static char *config_dir(const char *name)
+{
+        char *abs;
+        if (name[0] == '/') {
+                abs = xstrdup(name);
+        } else {
+                char *cwd = getcwd(NULL, 0);
+                abs = xasprintf("%s/%s", cwd ? cwd : ".", name);
+                free(cwd);
+        }
+        char *slash = strrchr(abs, '/');
+        if (slash == abs)
+                slash[1] = '\0';
+        else if (slash)
+                *slash = '\0';
+        char *dir = kcfg_path_clean(abs);
+        free(abs);
+        return dir;
+}
+
+static int decode_tree(struct kubelet_config *cfg, const char *name, json_t *root, ck_error_t *err)
+{
+        if (!json_is_object(root))
+                return ck_error_make(err, 0, "%s: expected a KubeletConfiguration object", name);
+
+        struct decoder d = {.name = name, .max_parallel_image_pulls = 0};
+        if (check_string_member(&d, root, "apiVersion", KUBELETCONFIG_API_VERSION, err) < 0 ||
+            check_string_member(&d, root, "kind", KUBELETCONFIG_KIND, err) < 0)
+                return -1;
+
+        struct kubelet_config work;
+        kcfg_copy(&work, cfg);
+        d.cfg = &work;
+        d.dir = config_dir(name);
+
+        int ret = 0;
+        const char *key;
+        json_t *v;
+        json_object_foreach(root, key, v)
+        {
+                ret = decode_member(&d, key, v, err);
+                if (ret < 0)
+                        break;
+        }
+        if (ret == 0 && d.unknown)
+                ret = ck_error_make(err, 0, "%s: strict decoding error: %s", name, d.unknown);
+        if (ret == 0) {
+                apply_dependent_defaults(&d, cfg);
+                if (d.ignored && LOG_V(1)) {
+                        char *qpath = kcfg_quote(name), *qfields = kcfg_quote(d.ignored);
+                        LOG_WARN("Ignoring KubeletConfiguration fields that ckubelet does not "
+                                 "implement",
+                                 "path=%s fields=%s", qpath, qfields);
+                        free(qpath);
+                        free(qfields);
+                }
+                kubelet_config_release(cfg);
+                *cfg = work;
+        } else {
+                kubelet_config_release(&work);
+        }
+        free(d.dir);
+        free(d.ignored);
+        free(d.unknown);
+        return ret;
+}
+
+int kubelet_config_load_buffer(struct kubelet_config *cfg, const char *name, const char *buf,
+                               size_t len, ck_error_t *err)
+{
+        cleanup_json json_t *root = NULL;
+        if (yamljson_parse(buf, len, &root, err) < 0)
+                return ck_error_wrap(err, "%s", name);
+        return decode_tree(cfg, name, root, err);
+}
+
+int kubelet_config_load_file(struct kubelet_config *cfg, const char *path, ck_error_t *err)
+{
+        cleanup_json json_t *root = NULL;
+        if (yamljson_parse_file(path, KUBELETCONFIG_MAX_BYTES, &root, err) < 0)
+                return -1; /* the message names the file */
+        return decode_tree(cfg, path, root, err);
+}
