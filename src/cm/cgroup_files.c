@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the v1 and v2 drivers share: opening a hierarchy, control file I/O,
+ * removal of a cgroup subtree, listing, huge page sizes. */
+#include "cm/cgroup_driver.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUGEPAGES_DIR "/sys/kernel/mm/hugepages"
+/* rmdir of a cgroup whose last task is still exiting fails with EBUSY for a
+ * moment: retry as runc's RemovePath does (10 ms doubling, 5 tries). */
+#define RMDIR_TRIES 5
+#define RMDIR_FIRST_DELAY_MS 10
+
+int cm_cgroup_fs_open(const char *root, bool fake, struct cgroup_fs **out, ck_error_t *err)
+{
+        struct cgroup_fs *fs = xcalloc(1, sizeof(*fs));
+        fs->root = xstrdup(root);
+        fs->fake = fake;
+        cleanup_free char *controllers = xasprintf("%s/cgroup.controllers", root);
+        fs->driver = access(controllers, F_OK) == 0 ? &cm_cgroup_v2_driver : &cm_cgroup_v1_driver;
+        if (fs->driver->probe(fs, err) < 0) {
+                const char *version = fs->driver->name;
+                cm_cgroup_fs_free(fs);
+                return ck_error_wrap(err, "probe cgroup %s hierarchy under `%s`", version, root);
+        }
+        if (fs->has_hugetlb)
+                cm_hugepages_probe(fs);
+        *out = fs;
+        return 0;
+}
+
+void cm_cgroup_fs_free(struct cgroup_fs *fs)
+{
+        if (fs == NULL)
+                return;
+        for (size_t i = 0; i < fs->n_mounts; i++) {
+                free(fs->mounts[i].controller);
+                free(fs->mounts[i].path);
+        }
+        free(fs->mounts);
+        free(fs->v2_enable);
+        free(fs->hugepages);
+        free(fs->root);
+        free(fs);
+}
+
+int cm_cgroup_write(const struct cgroup_fs *fs, const char *dir, const char *file,
+                    const char *value, ck_error_t *err)
+{
+        cleanup_free char *path = xasprintf("%s/%s", dir, file);
+        /* A real cgroupfs has every control file already; creating one there
+         * is impossible, and a missing file must fail, not be made up. */
+        int flags = O_WRONLY | O_TRUNC | O_CLOEXEC | (fs->fake ? O_CREAT : 0);
+        cleanup_close int fd = TEMP_FAILURE_RETRY_INT(open(path, flags, 0644));
+        if (fd < 0)
+                return ck_error_make(err, errno, "open `%s`", path);
+        size_t len = strlen(value);
+        ssize_t n = TEMP_FAILURE_RETRY_INT(write(fd, value, len));
+        if (n < 0)
+                return ck_error_make(err, errno, "write \"%s\" to `%s`", value, path);
+        if ((size_t)n != len)
+                return ck_error_make(err, EIO, "write \"%s\" to `%s`: short write", value, path);
+        return 0;
+}
+
+int cm_cgroup_read(const char *dir, const char *file, char **value, ck_error_t *err)
+{
+        cleanup_free char *path = xasprintf("%s/%s", dir, file);
+        char *buf = NULL;
+        size_t len = 0;
+        if (fs_read_file(path, 1 << 20, &buf, &len, err) < 0)
+                return -1;
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+                buf[--len] = '\0';
+        *value = buf;
+        return 0;
+}
+
+int cm_cgroup_mkdir(const char *path, bool *created, ck_error_t *err)
+{
+        *created = false;
+        if (mkdir(path, 0755) == 0) {
+                *created = true;
+                return 0;
+        }
+        if (errno != EEXIST)
+                return ck_error_make(err, errno, "create cgroup `%s`", path);
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return ck_error_make(err, errno, "stat `%s`", path);
+        if (!S_ISDIR(st.st_mode))
+                return ck_error_make(err, ENOTDIR, "create cgroup `%s`", path);
+        return 0;
+}
+
+static bool entry_is_dir(const char *dir, const struct dirent *de)
+{
+        if (de->d_type == DT_DIR)
+                return true;
+        if (de->d_type != DT_UNKNOWN)
+                return false;
+        cleanup_free char *path = xasprintf("%s/%s", dir, de->d_name);
+        struct stat st;
+        return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+/* rmdir of one cgroup directory and everything below it, deepest first. */
+static int remove_cgroup_dir(const struct cgroup_fs *fs, const char *path, ck_error_t *err)
+{
+        DIR *d = opendir(path);
+        if (d == NULL) {
+                if (errno == ENOENT)
+                        return 0;
+                return ck_error_make(err, errno, "open cgroup `%s`", path);
+        }
+        struct dirent *de;
+        int ret = 0;
+        while ((de = readdir(d)) != NULL) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                cleanup_free char *child = xasprintf("%s/%s", path, de->d_name);
+                if (entry_is_dir(path, de)) {
+                        if (remove_cgroup_dir(fs, child, err) < 0) {
+                                ret = -1;
+                                break;
+                        }
+                } else if (fs->fake && unlink(child) < 0 && errno != ENOENT) {
+                        ret = ck_error_make(err, errno, "remove `%s`", child);
+                        break;
+                }
+        }
+        closedir(d);
+        if (ret < 0)
+                return ret;
+        long delay = RMDIR_FIRST_DELAY_MS;
+        for (int i = 0; i < RMDIR_TRIES; i++) {
+                if (rmdir(path) == 0 || errno == ENOENT)
+                        return 0;
+                if (errno != EBUSY)
+                        return ck_error_make(err, errno, "remove cgroup `%s`", path);
+                if (i + 1 < RMDIR_TRIES) {
+                        sleep_ms(delay);
+                        delay *= 2;
+                }
+        }
+        return ck_error_make(err, EBUSY, "remove cgroup `%s`: it still has processes", path);
+}
+
+int cm_cgroup_destroy(struct cgroup_fs *fs, const char *name, ck_error_t *err)
+{
+        for (size_t i = 0; i < fs->n_mounts; i++) {
+                cleanup_free char *path = xasprintf("%s%s", fs->mounts[i].path, name);
+                if (remove_cgroup_dir(fs, path, err) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+bool cm_cgroup_exists(struct cgroup_fs *fs, const char *name)
+{
+        if (fs->n_mounts == 0)
+                return false;
+        cleanup_free char *path = xasprintf("%s%s", fs->mounts[0].path, name);
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cm_cgroup_list_children(struct cgroup_fs *fs, const char *name, char ***children,
+                            ck_error_t *err)
+{
+        size_t n = 0, cap = 8;
+        char **list = xcalloc(cap, sizeof(*list));
+        for (size_t i = 0; i < fs->n_mounts; i++) {
+                cleanup_free char *path = xasprintf("%s%s", fs->mounts[i].path, name);
+                DIR *d = opendir(path);
+                if (d == NULL) {
+                        if (errno == ENOENT)
+                                continue;
+                        int e = errno;
+                        for (size_t j = 0; j < n; j++)
+                                free(list[j]);
+                        free(list);
+                        return ck_error_make(err, e, "list cgroup `%s`", path);
+                }
+                struct dirent *de;
+                while ((de = readdir(d)) != NULL) {
+                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                            !entry_is_dir(path, de))
+                                continue;
+                        bool dup = false;
+                        for (size_t j = 0; j < n && !dup; j++)
+                                dup = strcmp(list[j], de->d_name) == 0;
+                        if (dup)
+                                continue;
+                        if (n + 1 >= cap) {
+                                cap *= 2;
+                                list = xrealloc(list, cap * sizeof(*list));
+                        }
+                        list[n++] = xstrdup(de->d_name);
+                }
+                closedir(d);
+        }
+        list[n] = NULL;
+        *children = list;
+        return 0;
+}
+
+/* "2MB", "1GB", "64KB": how runc names a page size of `bytes` in control files
+ * (go-units CustomSize("%g%s", size, 1024, B KB MB GB TB PB)). */
+static void hugepage_name(int64_t bytes, char *buf, size_t len)
+{
+        static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+        double v = (double)bytes;
+        size_t u = 0;
+        while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, len, "%g%s", v, units[u]);
+}
+
+void cm_hugepages_probe(struct cgroup_fs *fs)
+{
+        DIR *d = opendir(HUGEPAGES_DIR);
+        if (d == NULL)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+                long long kb = 0;
+                char unit[4] = {0};
+                if (sscanf(de->d_name, "hugepages-%lld%3s", &kb, unit) != 2 ||
+                    strcmp(unit, "kB") != 0 || kb <= 0)
+                        continue;
+                cleanup_free char *dir = xasprintf(HUGEPAGES_DIR "/%s", de->d_name);
+                cleanup_free char *nr = NULL;
+                ck_error_t err = NULL;
+                int64_t pages = 0;
+                if (cm_cgroup_read(dir, "nr_hugepages", &nr, &err) == 0)
+                        pages = strtoll(nr, NULL, 10);
+                ck_error_release(&err);
+                fs->hugepages =
+                    xrealloc(fs->hugepages, (fs->n_hugepages + 1) * sizeof(*fs->hugepages));
+                struct cgroup_hugepage *hp = &fs->hugepages[fs->n_hugepages++];
+                hugepage_name((int64_t)kb * 1024, hp->name, sizeof(hp->name));
+                hp->capacity = pages * (int64_t)kb * 1024;
+        }
+        closedir(d);
+}
+
+int64_t cm_hugetlb_limit(enum cgroup_hugetlb h, const struct cgroup_hugepage *hp)
+{
+        switch (h) {
+        case CGROUP_HUGETLB_NONE:
+                return 0;
+        case CGROUP_HUGETLB_UNBOUNDED:
+                return (int64_t)1 << 62;
+        case CGROUP_HUGETLB_CAPACITY:
+                return hp->capacity;
+        case CGROUP_HUGETLB_KEEP:
+                break;
+        }
+        return -1;
+}

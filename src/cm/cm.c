@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The container manager: node capacity, the kubepods / QoS cgroups (upstream
+ * node_container_manager_linux.go, qos_container_manager_linux.go) and the
+ * pod cgroups (pod_container_manager_linux.go). */
+#include "cm/cm.h"
+#include "cm/cgroup_driver.h"
+#include "cm/resource_config.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_CGROUPFS_ROOT "/sys/fs/cgroup"
+#define NODE_ALLOCATABLE_CGROUP "kubepods"
+#define POD_CGROUP_PREFIX "pod"
+
+/* A Burstable pod's cpu request, summed into the burstable cgroup's shares. */
+struct burstable_pod {
+        char *uid;
+        int64_t cpu_requests;
+};
+
+struct cm {
+        pthread_mutex_t lock;
+        bool per_qos;
+        int64_t pod_pids_limit;
+        char *kubepods;   /* "<root>/kubepods": Guaranteed pods' parent */
+        char *burstable;  /* "<root>/kubepods/burstable" */
+        char *besteffort; /* "<root>/kubepods/besteffort" */
+        struct cgroup_fs *fs;
+        struct cm_node_resources node;
+        struct burstable_pod *burstable_pods; /* guarded by lock */
+        size_t n_burstable_pods;
+};
+
+/* --cgroup-root as upstream's ParseCgroupfsToCgroupName reads it: "" and "/"
+ * are the top; "ck", "/ck/" are "/ck".  ".." could leave the hierarchy. */
+static int normalize_cgroup_root(const char *in, char **out, ck_error_t *err)
+{
+        size_t len = in ? strlen(in) : 0;
+        char *res = xcalloc(1, len + 2);
+        size_t n = 0;
+        const char *p = in ? in : "";
+        while (*p) {
+                while (*p == '/')
+                        p++;
+                size_t c = strcspn(p, "/");
+                if (c == 0)
+                        break;
+                if ((c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.')) {
+                        free(res);
+                        return ck_error_make(err, EINVAL,
+                                             "invalid --cgroup-root \"%s\": \"%.*s\" component", in,
+                                             (int)c, p);
+                }
+                res[n++] = '/';
+                memcpy(res + n, p, c);
+                n += c;
+                p += c;
+        }
+        res[n] = '\0';
+        *out = res;
+        return 0;
+}
+
+static int64_t online_cpus(void)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n > 0)
+                return n;
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+                return CPU_COUNT(&set);
+        return 1;
+}
+
+/* MemTotal of /proc/meminfo in bytes (cadvisor's MemoryCapacity). */
+static int64_t mem_total(void)
+{
+        cleanup_free char *buf = NULL;
+        ck_error_t err = NULL;
+        if (fs_read_file("/proc/meminfo", 1 << 20, &buf, NULL, &err) < 0) {
+                LOG_WARN("Cannot read node memory capacity", "err=\"%s\"", ck_error_msg(err));
+                ck_error_release(&err);
+                return 0;
+        }
+        const char *line = strstr(buf, "MemTotal:");
+        long long kb = 0;
+        if (line == NULL || sscanf(line, "MemTotal: %lld kB", &kb) != 1)
+                return 0;
+        return (int64_t)kb * 1024;
+}
+
+static void node_resources(const struct cm_options *opts, struct cm_node_resources *n)
+{
+        n->capacity_cpu_milli = online_cpus() * 1000;
+        n->capacity_memory = mem_total();
+        n->allocatable_cpu_milli = n->capacity_cpu_milli - opts->reserved_cpu_milli;
+        n->allocatable_memory = n->capacity_memory - opts->reserved_memory;
+        if (n->allocatable_cpu_milli < 0)
+                n->allocatable_cpu_milli = 0;
+        if (n->allocatable_memory < 0)
+                n->allocatable_memory = 0;
+}
+
+static int ensure_cgroup(struct cm *cm, const char *name, const struct cgroup_resources *r,
+                         ck_error_t *err)
+{
+        if (cm->fs->driver->create(cm->fs, name, err) < 0 ||
+            cm->fs->driver->set(cm->fs, name, r, err) < 0)
+                return ck_error_wrap(err, "cgroup \"%s\"", name);
+        return 0;
+}
+
+/* The burstable cgroup's shares: the sum of its pods' cpu requests
+ * (upstream setCPUCgroupConfig).  Called with the lock held. */
+static int update_burstable_shares(struct cm *cm, ck_error_t *err)
+{
+        int64_t sum = 0;
+        for (size_t i = 0; i < cm->n_burstable_pods; i++)
+                sum += cm->burstable_pods[i].cpu_requests;
+        struct cgroup_resources r = {
+            .has_cpu_shares = true,
+            .cpu_shares = cm_milli_cpu_to_shares(sum),
+        };
+        if (cm->fs->driver->set(cm->fs, cm->burstable, &r, err) < 0)
+                return ck_error_wrap(err, "update QoS cgroup \"%s\"", cm->burstable);
+        return 0;
+}
+
+static int create_qos_cgroups(struct cm *cm, const char *root, ck_error_t *err)
+{
+        if (*root != '\0' && !cm_cgroup_exists(cm->fs, root)) {
+                LOG_INFO(2, "Creating the cgroup root", "cgroupRoot=\"%s\"", root);
+                if (cm->fs->driver->create(cm->fs, root, err) < 0)
+                        return ck_error_wrap(err, "create cgroup root \"%s\"", root);
+        }
+        /* node allocatable on kubepods (enforceNodeAllocatableCgroups) */
+        struct cgroup_resources node = {
+            .has_cpu_shares = true,
+            .cpu_shares = cm_milli_cpu_to_shares(cm->node.allocatable_cpu_milli),
+            .has_memory = cm->node.allocatable_memory > 0,
+            .memory = cm->node.allocatable_memory,
+            .hugetlb = CGROUP_HUGETLB_CAPACITY,
+        };
+        if (ensure_cgroup(cm, cm->kubepods, &node, err) < 0)
+                return -1;
+        /* burstable: shares from its pods (none yet); besteffort: the minimum */
+        struct cgroup_resources qos = {
+            .has_cpu_shares = true,
+            .cpu_shares = cm_milli_cpu_to_shares(0),
+            .hugetlb = CGROUP_HUGETLB_UNBOUNDED,
+        };
+        if (ensure_cgroup(cm, cm->burstable, &qos, err) < 0 ||
+            ensure_cgroup(cm, cm->besteffort, &qos, err) < 0)
+                return -1;
+        return 0;
+}
+
+int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err)
+{
+        const char *driver = opts->cgroup_driver ? opts->cgroup_driver : "cgroupfs";
+        if (strcmp(driver, "systemd") == 0)
+                return ck_error_make(err, 0,
+                                     "cgroup driver systemd is not supported yet; use "
+                                     "--cgroup-driver=cgroupfs");
+        if (strcmp(driver, "cgroupfs") != 0 && *driver != '\0')
+                return ck_error_make(err, 0, "unknown cgroup driver \"%s\"", driver);
+        cleanup_free char *root = NULL;
+        if (normalize_cgroup_root(opts->cgroup_root, &root, err) < 0)
+                return -1;
+
+        struct cm *cm = xcalloc(1, sizeof(*cm));
+        pthread_mutex_init(&cm->lock, NULL);
+        cm->per_qos = opts->cgroups_per_qos;
+        cm->pod_pids_limit = opts->pod_pids_limit;
+        node_resources(opts, &cm->node);
+        cm->kubepods = xasprintf("%s/" NODE_ALLOCATABLE_CGROUP, root);
+        cm->burstable = xasprintf("%s/burstable", cm->kubepods);
+        cm->besteffort = xasprintf("%s/besteffort", cm->kubepods);
+        if (!cm->per_qos) {
+                *out = cm;
+                return 0;
+        }
+
+        const char *fsroot = opts->cgroupfs_root ? opts->cgroupfs_root : DEFAULT_CGROUPFS_ROOT;
+        if (cm_cgroup_fs_open(fsroot, opts->fake_cgroupfs, &cm->fs, err) < 0 ||
+            create_qos_cgroups(cm, root, err) < 0) {
+                cm_free(cm);
+                return ck_error_wrap(err, "container manager");
+        }
+        LOG_INFO(2, "Created the QoS cgroups", "cgroupVersion=\"%s\" kubepods=\"%s\"",
+                 cm->fs->driver->name, cm->kubepods);
+        *out = cm;
+        return 0;
+}
+
+void cm_free(struct cm *cm)
+{
+        if (cm == NULL)
+                return;
+        cm_cgroup_fs_free(cm->fs);
+        for (size_t i = 0; i < cm->n_burstable_pods; i++)
+                free(cm->burstable_pods[i].uid);
+        free(cm->burstable_pods);
+        free(cm->kubepods);
+        free(cm->burstable);
+        free(cm->besteffort);
+        pthread_mutex_destroy(&cm->lock);
+        free(cm);
+}
+
+void cm_node_resources(const struct cm *cm, struct cm_node_resources *out)
+{
+        *out = cm->node;
+}
+
+/* A pod UID is one path component of the cgroup name. */
+static int check_uid(const char *uid, ck_error_t *err)
+{
+        if (uid == NULL || *uid == '\0' || strchr(uid, '/') != NULL || strcmp(uid, ".") == 0 ||
+            strcmp(uid, "..") == 0)
+                return ck_error_make(err, 0, "invalid pod UID \"%s\" for a cgroup name",
+                                     uid ? uid : "");
+        return 0;
+}
+
+static const char *qos_parent(const struct cm *cm, enum qos_class qos)
+{
+        switch (qos) {
+        case QOS_BURSTABLE:
+                return cm->burstable;
+        case QOS_BEST_EFFORT:
+                return cm->besteffort;
+        case QOS_GUARANTEED:
+                break;
+        }
+        return cm->kubepods;
+}
+
+char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos)
+{
+        if (!cm->per_qos)
+                return xstrdup("");
+        return xasprintf("%s/" POD_CGROUP_PREFIX "%s", qos_parent(cm, qos), uid);
+}
+
+/* Records (or forgets, when remove) a Burstable pod's cpu request; true if
+ * the recorded sum changed.  Lock held. */
+static bool track_burstable(struct cm *cm, const char *uid, int64_t cpu_requests, bool remove)
+{
+        for (size_t i = 0; i < cm->n_burstable_pods; i++) {
+                struct burstable_pod *bp = &cm->burstable_pods[i];
+                if (strcmp(bp->uid, uid) != 0)
+                        continue;
+                if (remove) {
+                        free(bp->uid);
+                        *bp = cm->burstable_pods[--cm->n_burstable_pods];
+                        return true;
+                }
+                bool changed = bp->cpu_requests != cpu_requests;
+                bp->cpu_requests = cpu_requests;
+                return changed;
+        }
+        if (remove)
+                return false;
+        cm->burstable_pods =
+            xrealloc(cm->burstable_pods, (cm->n_burstable_pods + 1) * sizeof(*cm->burstable_pods));
+        cm->burstable_pods[cm->n_burstable_pods].uid = xstrdup(uid);
+        cm->burstable_pods[cm->n_burstable_pods++].cpu_requests = cpu_requests;
+        return true;
+}
+
+int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck_error_t *err)
+{
+        if (!cm->per_qos) {
+                *parent = xstrdup("");
+                return 0;
+        }
+        if (check_uid(pod->uid, err) < 0)
+                return ck_error_wrap(err, "pod cgroup");
+        enum qos_class qos = pod_qos_class(pod);
+        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, qos);
+        struct cgroup_resources r;
+        cm_pod_resource_config(pod, qos, cm->pod_pids_limit, &r);
+
+        pthread_mutex_lock(&cm->lock);
+        int ret = 0;
+        /* the QoS cgroup first, as syncPod's UpdateQOSCgroups precedes EnsureExists */
+        if (qos == QOS_BURSTABLE) {
+                struct cm_pod_totals t;
+                cm_pod_totals(pod, &t);
+                if (track_burstable(cm, pod->uid, t.cpu_requests, false))
+                        ret = update_burstable_shares(cm, err);
+        }
+        if (ret == 0)
+                ret = ensure_cgroup(cm, name, &r, err);
+        pthread_mutex_unlock(&cm->lock);
+        if (ret < 0)
+                return ck_error_wrap(err, "pod cgroup");
+        LOG_INFO(4, "Pod cgroup ensured", "pod=\"%s/%s\" cgroup=\"%s\" qos=\"%s\"",
+                 pod->namespace ? pod->namespace : "", pod->name ? pod->name : "", name,
+                 qos_class_name(qos));
+        *parent = name;
+        name = NULL;
+        return 0;
+}
+
+int cm_pod_cgroup_destroy(struct cm *cm, const char *uid, ck_error_t *err)
+{
+        if (!cm->per_qos)
+                return 0;
+        if (check_uid(uid, err) < 0)
+                return ck_error_wrap(err, "destroy pod cgroup");
+        static const enum qos_class classes[] = {QOS_GUARANTEED, QOS_BURSTABLE, QOS_BEST_EFFORT};
+        int ret = 0;
+        pthread_mutex_lock(&cm->lock);
+        for (size_t i = 0; i < ARRAY_SIZE(classes) && ret == 0; i++) {
+                cleanup_free char *name = cm_pod_cgroup_name(cm, uid, classes[i]);
+                if (cm_cgroup_destroy(cm->fs, name, err) < 0)
+                        ret = ck_error_wrap(err, "destroy pod cgroup \"%s\"", name);
+        }
+        if (ret == 0 && track_burstable(cm, uid, 0, true))
+                ret = update_burstable_shares(cm, err);
+        pthread_mutex_unlock(&cm->lock);
+        return ret;
+}
+
+int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err)
+{
+        size_t n = 0;
+        char **list = xcalloc(1, sizeof(*list));
+        if (!cm->per_qos) {
+                *uids = list;
+                return 0;
+        }
+        const char *parents[] = {cm->kubepods, cm->burstable, cm->besteffort};
+        for (size_t i = 0; i < ARRAY_SIZE(parents); i++) {
+                char **children = NULL;
+                pthread_mutex_lock(&cm->lock);
+                int ret = cm_cgroup_list_children(cm->fs, parents[i], &children, err);
+                pthread_mutex_unlock(&cm->lock);
+                if (ret < 0) {
+                        for (size_t j = 0; j < n; j++)
+                                free(list[j]);
+                        free(list);
+                        return ck_error_wrap(err, "list pod cgroups");
+                }
+                for (char **c = children; *c; c++) {
+                        size_t plen = strlen(POD_CGROUP_PREFIX);
+                        if (strncmp(*c, POD_CGROUP_PREFIX, plen) != 0 || (*c)[plen] == '\0') {
+                                free(*c);
+                                continue;
+                        }
+                        list = xrealloc(list, (n + 2) * sizeof(*list));
+                        list[n++] = xstrdup(*c + plen);
+                        free(*c);
+                }
+                free(children);
+        }
+        list[n] = NULL;
+        *uids = list;
+        return 0;
+}

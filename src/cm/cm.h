@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Container manager: the node's cgroup hierarchy for pods, by QoS class, as
+ * upstream pkg/kubelet/cm builds it with the cgroupfs driver:
+ *
+ *   <cgroup-root>/kubepods/                      (node allocatable)
+ *   <cgroup-root>/kubepods/pod<uid>/             Guaranteed
+ *   <cgroup-root>/kubepods/burstable/pod<uid>/   Burstable
+ *   <cgroup-root>/kubepods/besteffort/pod<uid>/  BestEffort
+ *
+ * The cgroup parent handed to CRI is that path ("/kubepods/burstable/pod<uid>").
+ * cgroup v1 (one directory per controller) and v2 (unified) drivers sit
+ * behind one vtable (struct cgroup_driver); the layout is probed from the
+ * filesystem under `cgroupfs_root` (normally /sys/fs/cgroup; unit tests point
+ * it at a fake tree).
+ *
+ * Threading: thread-safe (an internal lock serialises cgroup writes).
+ */
+#ifndef CK_CM_CM_H
+#define CK_CM_CM_H
+
+#include "api/pod.h"
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cm_options {
+        const char *cgroupfs_root; /* "/sys/fs/cgroup" */
+        const char *cgroup_root;   /* --cgroup-root, "" or "/" means the top */
+        bool cgroups_per_qos;      /* false: no pod cgroups, cgroup parent "" */
+        const char *cgroup_driver; /* "cgroupfs" (systemd: rejected with a clear error for now) */
+        /* reserved resources subtracted from capacity for allocatable */
+        int64_t reserved_cpu_milli;
+        int64_t reserved_memory;
+        /* --pod-max-pids: pids.max of each pod cgroup; <= 0 leaves it unset */
+        int64_t pod_pids_limit;
+        /* Tests only: cgroupfs_root is a plain directory tree, not a cgroup
+         * filesystem.  Control files are then created when written and removed
+         * before rmdir (the kernel makes and drops them on a real cgroupfs);
+         * without this flag a controller directory that is not a cgroup
+         * filesystem is ignored (v1) or refused (v2). */
+        bool fake_cgroupfs;
+};
+
+struct cm;
+
+/* Probes the cgroup layout, creates the kubepods / burstable / besteffort
+ * cgroups.  Errors name the path. */
+int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err);
+void cm_free(struct cm *cm);
+
+/* Node capacity (cpu from online CPUs, memory from /proc/meminfo) and
+ * allocatable (capacity minus reserved). */
+struct cm_node_resources {
+        int64_t capacity_cpu_milli, capacity_memory;
+        int64_t allocatable_cpu_milli, allocatable_memory;
+};
+void cm_node_resources(const struct cm *cm, struct cm_node_resources *out);
+
+/* Creates (or updates) the pod's cgroup with its cpu shares/quota and memory
+ * limit, and returns the cgroup parent for CRI in *parent (new string; "" if
+ * cgroups-per-qos is off). */
+int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck_error_t *err);
+
+/* The cgroup parent a pod would get, without touching the filesystem. */
+char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos);
+
+/* Removes the pod's cgroup (after its containers are gone).  A missing
+ * cgroup is not an error. */
+int cm_pod_cgroup_destroy(struct cm *cm, const char *uid, ck_error_t *err);
+
+/* UIDs of pod cgroups that exist under kubepods (for housekeeping of orphans).
+ * Returns a NULL-terminated array of new strings. */
+int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err);
+
+/* Upstream's CFS conversions (pkg/kubelet/cm/helpers_linux.go), shared with
+ * the runtime manager's container resources:
+ * MilliCPUToShares: 1024 per core, at least 2 (also for 0), at most 262144.
+ * MilliCPUToQuota: milli * period / 1000, at least 1000 us; 0 for 0.
+ * Shares to cgroup v2 cpu.weight: 1 + ((shares - 2) * 9999) / 262142. */
+uint64_t cm_milli_cpu_to_shares(int64_t milli_cpu);
+int64_t cm_milli_cpu_to_quota(int64_t milli_cpu, int64_t period_us);
+uint64_t cm_cpu_shares_to_weight(uint64_t shares);
+
+#endif

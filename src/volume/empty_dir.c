@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* emptyDir (upstream pkg/volume/emptydir): a 0777 directory on the node's
+ * disk, or a tmpfs mounted on it for medium Memory. */
+#include "util/cleanup.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "volume/plugins.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* upstream: const perm os.FileMode = 0777 */
+#define EMPTY_DIR_MODE 0777
+#define PLUGIN_DIR_MODE 0755
+
+/* Whether dir_fd is the root of a tmpfs mounted over a directory of parent_fd. */
+static bool is_tmpfs_mount(int parent_fd, int dir_fd)
+{
+        struct stat pst, st;
+        struct statfs sfs;
+        if (fstat(parent_fd, &pst) < 0 || fstat(dir_fd, &st) < 0 || fstatfs(dir_fd, &sfs) < 0)
+                return false;
+        return st.st_dev != pst.st_dev && sfs.f_type == TMPFS_MAGIC;
+}
+
+/* mount(2) of a tmpfs on the directory open as fd, through its /proc/self/fd
+ * link so that the target cannot be swapped for a symlink meanwhile.  Options
+ * as upstream: size= from sizeLimit, and noswap where the kernel has it
+ * (6.4+; older ones refuse the option with EINVAL). */
+static int mount_tmpfs(int fd, const char *path, const struct volume *v, ck_error_t *err)
+{
+        char target[64], opts[64] = "";
+        snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+        if (v->has_size_limit && v->size_limit > 0)
+                snprintf(opts, sizeof(opts), "size=%" PRId64, v->size_limit);
+        char with_noswap[80];
+        snprintf(with_noswap, sizeof(with_noswap), "%s%snoswap", opts, *opts ? "," : "");
+        if (mount("tmpfs", target, "tmpfs", 0, with_noswap) == 0)
+                return 0;
+        if (errno == EINVAL && mount("tmpfs", target, "tmpfs", 0, *opts ? opts : NULL) == 0)
+                return 0;
+        return ck_error_make(err, errno, "mount tmpfs (%s) on `%s`", *opts ? opts : "no options",
+                             path);
+}
+
+/* fsGroup on the volume's root (upstream SetVolumeOwnership on a new volume):
+ * group-owned by fsGroup, group rwx, setgid so new files inherit the group. */
+static int apply_fs_group(int fd, const char *path, int64_t gid, ck_error_t *err)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return ck_error_make(err, errno, "stat `%s`", path);
+        if (fchown(fd, (uid_t)-1, (gid_t)gid) < 0)
+                return ck_error_make(err, errno, "chown `%s` to group %" PRId64, path, gid);
+        if (fchmod(fd, (st.st_mode & 07777) | S_ISGID | 0770) < 0)
+                return ck_error_make(err, errno, "chmod `%s`", path);
+        return 0;
+}
+
+int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struct pod *pod,
+                           const struct volume *v, char **path, ck_error_t *err)
+{
+        bool memory = v->medium != NULL && strcmp(v->medium, "Memory") == 0;
+        if (v->medium != NULL && *v->medium != '\0' && !memory)
+                return ck_error_make(err, 0, "unknown storage medium \"%s\"", v->medium);
+        cleanup_close int plugin_fd = volume_mkdir_open(
+            volumes_fd, volumes_path, VOLUME_EMPTY_DIR_PLUGIN, PLUGIN_DIR_MODE, err);
+        if (plugin_fd < 0)
+                return -1;
+        cleanup_free char *plugin_path = xasprintf("%s/" VOLUME_EMPTY_DIR_PLUGIN, volumes_path);
+        cleanup_free char *dir = xasprintf("%s/%s", plugin_path, v->name);
+        cleanup_close int fd =
+            volume_mkdir_open(plugin_fd, plugin_path, v->name, EMPTY_DIR_MODE, err);
+        if (fd < 0)
+                return -1;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return ck_error_make(err, errno, "stat `%s`", dir);
+        /* the umask took bits away (upstream setupDir compares Perm() only, so a
+         * mounted tmpfs root's sticky 1777 is left alone) */
+        if ((st.st_mode & 0777) != EMPTY_DIR_MODE && fchmod(fd, EMPTY_DIR_MODE) < 0)
+                return ck_error_make(err, errno, "chmod `%s`", dir);
+        if (memory && !is_tmpfs_mount(plugin_fd, fd)) {
+                if (mount_tmpfs(fd, dir, v, err) < 0)
+                        return -1;
+                LOG_INFO(3, "Mounted tmpfs for an emptyDir volume", "podUID=\"%s\" volume=\"%s\"",
+                         pod->uid, v->name);
+                /* from here on work on the tmpfs, not the directory under it */
+                ck_cleanup_closep(&fd);
+                fd = TEMP_FAILURE_RETRY_INT(
+                    openat(plugin_fd, v->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (fd < 0)
+                        return ck_error_make(err, errno, "open `%s`", dir);
+        }
+        if (pod->security_context.has_fs_group &&
+            apply_fs_group(fd, dir, pod->security_context.fs_group, err) < 0)
+                return -1;
+        *path = dir;
+        dir = NULL;
+        return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pod directories and volumes (upstream pkg/kubelet/kubelet_pods.go dirs and
+ * pkg/volume plugins), in standalone mode: emptyDir (disk and medium Memory,
+ * a tmpfs) and hostPath (with its type checks).  Other kinds fail with a clear
+ * "unsupported volume type" error that names the volume.
+ *
+ *   <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
+ *   <root>/pods/<uid>/containers/<container>/          (termination logs)
+ *   <root>/pods/<uid>/plugins/
+ *   <root>/pods/<uid>/etc-hosts
+ *
+ * Paths are resolved under their directory (no `..` or symlink escape).
+ * Threading: functions for one pod are called from that pod's worker only.
+ */
+#ifndef CK_VOLUME_VOLUME_H
+#define CK_VOLUME_VOLUME_H
+
+#include "api/pod.h"
+#include "util/error.h"
+
+/* Creates the pod's directories. */
+int volume_make_pod_dirs(const char *root_dir, const struct pod *pod, ck_error_t *err);
+
+/* Sets up every volume of the pod (idempotent) and returns the host path of
+ * each volume by name in *paths (new list, caller frees with kv_list_release). */
+int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod, struct kv_list *paths,
+                             ck_error_t *err);
+
+/* Unmounts tmpfs volumes and removes <root>/pods/<uid> entirely.  Never
+ * follows a symlink out of the pod directory; never recurses into a mount
+ * point it could not unmount (a clear error instead). */
+int volume_cleanup_pod(const char *root_dir, const char *uid, ck_error_t *err);
+
+/* UIDs with a directory under <root>/pods (NULL-terminated, new strings). */
+int volume_list_pod_dirs(const char *root_dir, char ***uids, ck_error_t *err);
+
+/* Writes the pod's /etc/hosts (localhost lines, the pod's IP and hostname,
+ * hostAliases) as upstream's managed hosts file; returns its path (new). */
+int volume_write_etc_hosts(const char *root_dir, const struct pod *pod, const char *pod_ip,
+                           char **path, ck_error_t *err);
+
+/* The same with the cluster domain (--cluster-domain): a pod with a subdomain
+ * gets "<ip>\t<hostname>.<subdomain>.<namespace>.svc.<domain>\t<hostname>".
+ * volume_write_etc_hosts passes "" (as upstream does with no cluster domain). */
+int volume_write_etc_hosts_for_domain(const char *root_dir, const struct pod *pod,
+                                      const char *pod_ip, const char *cluster_domain, char **path,
+                                      ck_error_t *err);
+
+#endif
