@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ContainerConfig for one container of a pod (upstream
+ * kuberuntime_container.go generateContainerConfig and
+ * kuberuntime_container_linux.go generateLinuxContainerConfig).
+ *
+ * image.image is the image as the spec names it; upstream puts the pulled
+ * image's reference there (user_specified_image keeps the spec's name), so
+ * a caller that has the reference replaces image->image.  The container's
+ * log directory (<sandbox log dir>/<name>) is the caller's to create, as
+ * upstream creates it next to this step.
+ */
+#include "kuberuntime/builders.h"
+#include "kuberuntime/builders_internal.h"
+
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Runtime__V1__LinuxContainerResources *container_resources(const struct pod *pod,
+                                                                 const struct container *c)
+{
+        const struct resource_list *req = &c->resources.requests, *lim = &c->resources.limits;
+        Runtime__V1__LinuxContainerResources *r = kuberuntime__linux_resources(
+            req->has_cpu, req->cpu_milli, lim->has_cpu ? lim->cpu_milli : 0,
+            lim->has_memory ? lim->memory : 0);
+        r->oom_score_adj = kuberuntime_oom_score_adj(pod, c, kuberuntime__node_memory_capacity());
+        return r;
+}
+
+static void add_envs(Runtime__V1__ContainerConfig *cfg, const struct kv_list *env)
+{
+        if (env->n == 0)
+                return;
+        cfg->envs = xcalloc(env->n, sizeof(*cfg->envs));
+        for (size_t i = 0; i < env->n; i++) {
+                Runtime__V1__KeyValue *kv = xmalloc(sizeof(*kv));
+                runtime__v1__key_value__init(kv);
+                kv->key = xstrdup(env->items[i].key);
+                kv->value = xstrdup(env->items[i].value ? env->items[i].value : "");
+                cfg->envs[cfg->n_envs++] = kv;
+        }
+}
+
+static void add_expanded(size_t *n, char ***arr, const struct str_list *in,
+                         const struct kv_list *env)
+{
+        for (size_t i = 0; i < in->n; i++) {
+                char *v = kuberuntime_expand(in->items[i], env);
+                kuberuntime__strv_push(n, arr, v);
+                free(v);
+        }
+}
+
+int kuberuntime_container_config(const struct kuberuntime_options *opts, const struct pod *pod,
+                                 const struct container *c, int32_t restart_count,
+                                 const char *pod_ip, const struct kv_list *volume_paths,
+                                 Runtime__V1__ContainerConfig **out, ck_error_t *err)
+{
+        struct kv_list env = {0};
+        Runtime__V1__ContainerConfig *cfg = xmalloc(sizeof(*cfg));
+        runtime__v1__container_config__init(cfg);
+
+        if (kuberuntime__container_env(opts, pod, c, pod_ip, &env, err) < 0)
+                goto fail;
+        if (kuberuntime__verify_run_as_non_root(pod, c, err) < 0)
+                goto fail;
+
+        Runtime__V1__ContainerMetadata *md = xmalloc(sizeof(*md));
+        runtime__v1__container_metadata__init(md);
+        md->name = xstrdup(c->name);
+        md->attempt = (uint32_t)restart_count;
+        cfg->metadata = md;
+
+        Runtime__V1__ImageSpec *image = xmalloc(sizeof(*image));
+        runtime__v1__image_spec__init(image);
+        image->image = xstrdup(c->image ? c->image : "");
+        image->user_specified_image = xstrdup(c->image ? c->image : "");
+        cfg->image = image;
+
+        add_expanded(&cfg->n_command, &cfg->command, &c->command, &env);
+        add_expanded(&cfg->n_args, &cfg->args, &c->args, &env);
+        if (c->working_dir != NULL)
+                cfg->working_dir = xstrdup(c->working_dir);
+        kuberuntime__container_labels(pod, c, restart_count, cfg);
+        cfg->log_path = xasprintf("%s/%" PRId32 ".log", c->name, restart_count);
+        cfg->stdin = c->stdin_open;
+        cfg->stdin_once = c->stdin_once;
+        cfg->tty = c->tty;
+
+        Runtime__V1__LinuxContainerConfig *lc = xmalloc(sizeof(*lc));
+        runtime__v1__linux_container_config__init(lc);
+        cfg->linux = lc;
+        lc->resources = container_resources(pod, c);
+        if (kuberuntime__container_security_context(opts, pod, c, &lc->security_context, err) < 0)
+                goto fail;
+
+        /* last: creates the termination-log file */
+        if (kuberuntime__container_mounts(opts, pod, c, pod_ip, &env, volume_paths, cfg, err) < 0)
+                goto fail;
+
+        add_envs(cfg, &env);
+        kv_list_release(&env);
+        *out = cfg;
+        return 0;
+fail:
+        kv_list_release(&env);
+        kuberuntime_container_config_free(cfg);
+        return ck_error_wrap(err, "generate container config for %s", c->name);
+}
+
+void kuberuntime_container_config_free(Runtime__V1__ContainerConfig *cfg)
+{
+        kuberuntime__message_free((ProtobufCMessage *)cfg);
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The runtime's view of pods (upstream pkg/kubelet/container: Pod, PodStatus)
+ * and the kuberuntime manager API the kubelet core drives
+ * (upstream pkg/kubelet/kuberuntime/kuberuntime_manager.go).
+ *
+ * Threading: a `struct kuberuntime` is shared by the worker threads; its
+ * methods are thread-safe (internal state such as the backoff table has its
+ * own lock).  Each call takes the calling thread's own `struct cri_client`.
+ */
+#ifndef CK_KUBERUNTIME_RUNTIME_H
+#define CK_KUBERUNTIME_RUNTIME_H
+
+#include "api/pod.h"
+#include "cri/cri.h"
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum container_state {
+        CONTAINER_STATE_CREATED = 0,
+        CONTAINER_STATE_RUNNING,
+        CONTAINER_STATE_EXITED,
+        CONTAINER_STATE_UNKNOWN
+};
+enum sandbox_state { SANDBOX_STATE_READY = 0, SANDBOX_STATE_NOTREADY };
+
+/* Times are nanoseconds since the epoch, 0 when unset (as CRI reports them). */
+struct runtime_container_status {
+        char *id;   /* CRI container id */
+        char *name; /* io.kubernetes.container.name */
+        enum container_state state;
+        int64_t created_at, started_at, finished_at;
+        int32_t exit_code;
+        char *image;     /* spec image as requested */
+        char *image_ref; /* resolved image id / digest (status imageID) */
+        char *reason;    /* e.g. Completed, Error, OOMKilled */
+        char *message;   /* termination message if any */
+        uint64_t hash;   /* io.kubernetes.container.hash */
+        int32_t restart_count;
+        char *log_path;
+        char *sandbox_id;
+};
+
+struct runtime_sandbox_status {
+        char *id;
+        enum sandbox_state state;
+        int64_t created_at;
+        uint32_t attempt;
+        char *ip; /* primary pod IP, NULL for none / hostNetwork */
+        char **additional_ips;
+        size_t n_additional_ips;
+        bool host_network; /* network namespace mode NODE */
+};
+
+/* Everything the runtime knows about one pod. Arrays are sorted newest first
+ * (as upstream: sandbox_statuses[0] is the latest sandbox). */
+struct runtime_pod_status {
+        char *uid;
+        char *name;
+        char *namespace;
+        char *ip; /* from the newest ready sandbox */
+        struct runtime_sandbox_status *sandboxes;
+        size_t n_sandboxes;
+        struct runtime_container_status *containers;
+        size_t n_containers;
+};
+
+void runtime_pod_status_free(struct runtime_pod_status *s);
+
+/* Latest status of a container by name (newest first), or NULL. Borrowed. */
+const struct runtime_container_status *runtime_pod_status_find(const struct runtime_pod_status *s,
+                                                               const char *container_name);
+
+/* A light listing for PLEG and housekeeping (no per-container status calls). */
+struct runtime_pod_entry_container {
+        char *id;
+        char *name;
+        enum container_state state;
+        char *sandbox_id;
+};
+struct runtime_pod_entry_sandbox {
+        char *id;
+        enum sandbox_state state;
+};
+struct runtime_pod_entry {
+        char *uid;
+        char *name;
+        char *namespace;
+        struct runtime_pod_entry_sandbox *sandboxes;
+        size_t n_sandboxes;
+        struct runtime_pod_entry_container *containers;
+        size_t n_containers;
+};
+struct runtime_pod_list {
+        struct runtime_pod_entry *pods;
+        size_t n_pods;
+};
+void runtime_pod_list_free(struct runtime_pod_list *l);
+
+/* Settings the runtime manager needs from the kubelet configuration. */
+struct kuberuntime_options {
+        const char *root_dir;     /* --root-dir: pods/<uid>/... */
+        const char *pod_logs_dir; /* default /var/log/pods */
+        const char *node_name;
+        const char *cluster_domain;     /* may be NULL */
+        const char *const *cluster_dns; /* NULL-terminated list, may be NULL */
+        const char *resolv_conf;        /* host resolv.conf path, "" disables */
+        const char *pod_infra_image;    /* informational: the sandbox image */
+        int64_t image_backoff_initial_ms, image_backoff_max_ms;         /* 10 s, 300 s */
+        int64_t crashloop_backoff_initial_ms, crashloop_backoff_max_ms; /* 10 s, 300 s */
+        /* for the manager's own connections (parallel container stops) */
+        const char *runtime_endpoint;
+        int64_t runtime_timeout_ms;
+        /* --serialize-image-pulls (default true): one pull at a time; when
+         * false, only pulls of the same image wait for each other */
+        bool serialize_image_pulls;
+};
+
+struct kuberuntime;
+
+struct kuberuntime *kuberuntime_new(const struct kuberuntime_options *opts);
+void kuberuntime_free(struct kuberuntime *rt);
+
+/* Status of one pod: ListPodSandbox + ListContainers filtered by the pod UID
+ * label, then PodSandboxStatus / ContainerStatus for each. */
+int kuberuntime_get_pod_status(struct kuberuntime *rt, struct cri_client *cri, const char *uid,
+                               const char *name, const char *ns, struct runtime_pod_status **out,
+                               ck_error_t *err);
+
+/* Every pod the runtime has (labelled by a kubelet), with all = include
+ * exited containers and not-ready sandboxes. */
+int kuberuntime_get_pods(struct kuberuntime *rt, struct cri_client *cri, bool all,
+                         struct runtime_pod_list **out, ck_error_t *err);
+
+/* What the sync did, for status generation and events. */
+struct kuberuntime_sync_result {
+        bool sandbox_created;
+        /* per container name: why it is waiting (e.g. "CrashLoopBackOff",
+         * "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError")
+         * and the message; n entries. */
+        struct kuberuntime_waiting {
+                char *container_name;
+                char *reason;
+                char *message;
+        } * waiting;
+        size_t n_waiting;
+        /* earliest time (CLOCK_MONOTONIC ms) a backoff expires, 0 if none:
+         * the sync loop re-syncs the pod then. */
+        int64_t next_retry_ms;
+};
+void kuberuntime_sync_result_clear(struct kuberuntime_sync_result *r);
+
+/* Information the runtime needs from the kubelet for one sync (volumes
+ * already set up, the cgroup parent, resolved pull secrets). Borrowed. */
+struct kuberuntime_pod_context {
+        const char *cgroup_parent; /* "" when cgroups-per-qos is off */
+        /* host path of each pod volume, by volume name; NULL-terminated pairs */
+        const struct kv_list *volume_paths;
+        /* CRI auth configs to try in order for pulls, may be NULL/0 */
+        const Runtime__V1__AuthConfig *const *pull_auths;
+        size_t n_pull_auths;
+        const char *pod_ip_hint; /* unused in standalone mode */
+        /* containers (by name) whose liveness probe failed: restarted;
+         * NULL-terminated, may be NULL */
+        const char *const *liveness_failed;
+};
+
+/* Drive the pod's sandbox and containers towards the spec (upstream
+ * SyncPod): computes the actions (see compute.h), kills what must go,
+ * (re)creates the sandbox, starts init containers in order then the app
+ * containers, honouring restartPolicy and backoff.  A container that cannot
+ * start is reported in `result->waiting`, not as an error; an error return
+ * means the step that failed made the sync meaningless (e.g. sandbox). */
+int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
+                         const struct runtime_pod_status *status,
+                         const struct kuberuntime_pod_context *ctx,
+                         struct kuberuntime_sync_result *result, ck_error_t *err);
+
+/* Stop every container (with grace_s; -1 = the pod's / container's own grace
+ * period) and then the sandboxes of a pod.  pod may be NULL (an orphan found
+ * by housekeeping): then the runtime's labels give the grace period. */
+int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
+                         const struct runtime_pod_status *status, int64_t grace_s, ck_error_t *err);
+
+/* Remove the stopped containers and sandboxes of a pod that is gone (or of
+ * an orphan), and its log directory. */
+int kuberuntime_remove_pod(struct kuberuntime *rt, struct cri_client *cri,
+                           const struct runtime_pod_status *status, ck_error_t *err);
+
+#endif

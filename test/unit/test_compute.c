@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* computePodActions (kuberuntime/compute.h) from a table: the spec, what the
+ * runtime reports, and what one sync must then do. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "kuberuntime/compute.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXC 6
+
+struct spec_c {
+        const char *name;
+        bool sidecar;
+        uint64_t hash; /* 0: the default hash 1 */
+};
+
+/* A container instance in the runtime, listed newest first. */
+struct stat_c {
+        const char *name;
+        enum container_state state;
+        int exit_code;
+        uint64_t hash;  /* 0: equal to the spec's */
+        const char *id; /* NULL: "id-<name>-<index>" */
+};
+
+struct sandbox {
+        bool ready;
+        uint32_t attempt;
+        const char *ip; /* NULL: no IP */
+        bool host_network;
+};
+
+struct want {
+        bool kill_pod, create_sandbox, pod_done;
+        uint32_t attempt;
+        const char *init_start; /* names, comma separated, in order */
+        const char *start;
+        const char *kill; /* names of the killed instances */
+};
+
+struct tcase {
+        const char *what;
+        enum restart_policy policy;
+        bool host_network, deleting;
+        struct spec_c init[MAXC];
+        struct spec_c app[MAXC];
+        struct sandbox sandboxes[3]; /* newest first; attempt 0 + !ready + no ip = none */
+        size_t n_sandboxes;
+        struct stat_c stats[MAXC];
+        const char *liveness_failed[MAXC];
+        struct want want;
+};
+
+#define READY(att)                                                                                 \
+        {                                                                                          \
+                .ready = true, .attempt = (att), .ip = "10.88.0.5"                                 \
+        }
+#define DEAD(att)                                                                                  \
+        {                                                                                          \
+                .ready = false, .attempt = (att), .ip = "10.88.0.5"                                \
+        }
+#define RUN CONTAINER_STATE_RUNNING
+#define EXITED CONTAINER_STATE_EXITED
+#define CREATED CONTAINER_STATE_CREATED
+#define UNKNOWN CONTAINER_STATE_UNKNOWN
+
+static const struct tcase cases[] = {
+    {.what = "fresh pod: create the sandbox, start every container",
+     .app = {{"web"}, {"log"}},
+     .want = {.create_sandbox = true, .attempt = 0, .start = "web,log"}},
+    {.what = "running and unchanged: nothing to do",
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.attempt = 0}},
+    {.what = "sandbox dead: kill, recreate with attempt+1, start again",
+     .app = {{"web"}},
+     .sandboxes = {DEAD(2)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 137}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 3, .start = "web"}},
+    {.what = "sandbox without an IP is recreated",
+     .app = {{"web"}},
+     .sandboxes = {{.ready = true, .attempt = 0}},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "web"}},
+    {.what = "hostNetwork sandbox has no IP and is fine",
+     .host_network = true,
+     .app = {{"web"}},
+     .sandboxes = {{.ready = true, .attempt = 0, .host_network = true}},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.attempt = 0}},
+    {.what = "network namespace mode changed: new sandbox",
+     .host_network = true,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "web"}},
+    {.what = "two ready sandboxes are reconciled into a new one",
+     .app = {{"web"}},
+     .sandboxes = {READY(1), READY(0)},
+     .n_sandboxes = 2,
+     .stats = {{"web", RUN}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 2, .start = "web"}},
+
+    /* restartPolicy x exit code */
+    {.what = "Always, exit 0: restart",
+     .policy = RESTART_ALWAYS,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}},
+     .want = {.start = "web"}},
+    {.what = "Always, exit 1: restart",
+     .policy = RESTART_ALWAYS,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.start = "web"}},
+    {.what = "OnFailure, exit 0: done",
+     .policy = RESTART_ON_FAILURE,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "OnFailure, exit 1: restart",
+     .policy = RESTART_ON_FAILURE,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.start = "web"}},
+    {.what = "Never, exit 0: done",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "Never, exit 1: done (failed)",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "Never, one exited, one running: keep going",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}, {"job"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"job", EXITED, 1}, {"web", RUN}},
+     .want = {}},
+    {.what = "Never, sandbox died after the containers ran: no new sandbox",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}},
+     .want = {.kill_pod = true, .attempt = 1, .pod_done = true}},
+    {.what = "Never, sandbox died before any container: retry the sandbox",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "web"}},
+    {.what = "OnFailure, sandbox died: only the failed container runs again",
+     .policy = RESTART_ON_FAILURE,
+     .app = {{"ok"}, {"bad"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"bad", EXITED, 2}, {"ok", EXITED, 0}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "bad"}},
+    {.what = "OnFailure, sandbox died, all succeeded: no new sandbox",
+     .policy = RESTART_ON_FAILURE,
+     .app = {{"ok"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"ok", EXITED, 0}},
+     .want = {.kill_pod = true, .attempt = 1, .pod_done = true}},
+    {.what = "the newest instance decides, not an older one",
+     .policy = RESTART_ON_FAILURE,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0, .id = "new"}, {"web", EXITED, 1, .id = "old"}},
+     .want = {.kill_pod = true, .pod_done = true}},
+
+    /* spec changes, probes, odd states */
+    {.what = "running container whose spec hash changed: kill and start",
+     .app = {{"web", .hash = 2}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"log", RUN}},
+     .want = {.start = "web", .kill = "web"}},
+    {.what = "hash change restarts even under Never",
+     .policy = RESTART_NEVER,
+     .app = {{"web", .hash = 7}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.start = "web", .kill = "web"}},
+    {.what = "liveness failure: kill and restart",
+     .app = {{"web"}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"log", RUN}},
+     .liveness_failed = {"web"},
+     .want = {.start = "web", .kill = "web"}},
+    {.what = "liveness failure under Never: kill, no restart",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"log", RUN}},
+     .liveness_failed = {"web"},
+     .want = {.kill = "web"}},
+    {.what = "unknown state: kill before the restart",
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", UNKNOWN}},
+     .want = {.start = "web", .kill = "web"}},
+    {.what = "created but not started: start again",
+     .policy = RESTART_NEVER,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", CREATED}},
+     .want = {.start = "web"}},
+    {.what = "container removed from the spec is killed",
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"gone", RUN}},
+     .want = {.kill = "gone"}},
+    {.what = "an older running duplicate is killed",
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN, .id = "new"}, {"web", RUN, .id = "old"}},
+     .want = {.kill = "web"}},
+    {.what = "deleting pod: nothing restarts",
+     .deleting = true,
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.kill_pod = true}},
+
+    /* init containers */
+    {.what = "fresh pod with init containers: the first init only",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .want = {.create_sandbox = true, .init_start = "init1"}},
+    {.what = "new sandbox, nothing ran yet: first init",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .want = {.init_start = "init1"}},
+    {.what = "init1 running: wait",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init1", RUN}},
+     .want = {}},
+    {.what = "init1 succeeded: init2 next",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init1", EXITED, 0}},
+     .want = {.init_start = "init2"}},
+    {.what = "all init succeeded: app containers",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init2", EXITED, 0}, {"init1", EXITED, 0}},
+     .want = {.start = "web,log"}},
+    {.what = "init failure under Always: restart that init container",
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init2", EXITED, 1}, {"init1", EXITED, 0}},
+     .want = {.init_start = "init2"}},
+    {.what = "init failure under OnFailure: restart it",
+     .policy = RESTART_ON_FAILURE,
+     .init = {{"init1"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init1", EXITED, 3}},
+     .want = {.init_start = "init1"}},
+    {.what = "init failure under Never: the pod failed",
+     .policy = RESTART_NEVER,
+     .init = {{"init1"}, {"init2"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"init1", EXITED, 1}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "init containers done long ago and removed: app running stays",
+     .init = {{"init1"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {}},
+    {.what = "sandbox dead with init containers: start over at the first",
+     .init = {{"init1"}},
+     .app = {{"web"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}, {"init1", EXITED, 0}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .init_start = "init1"}},
+
+    /* sidecars: init containers with restartPolicy Always */
+    {.what = "sidecar first: start it",
+     .init = {{"proxy", true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .want = {.init_start = "proxy"}},
+    {.what = "sidecar running: next init container, sidecar kept",
+     .init = {{"proxy", true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .want = {.init_start = "setup"}},
+    {.what = "sidecar running, init done: app containers",
+     .init = {{"proxy", true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"setup", EXITED, 0}, {"proxy", RUN}},
+     .want = {.start = "web"}},
+    {.what = "sidecar last and running: app containers",
+     .init = {{"setup"}, {"proxy", true}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}, {"setup", EXITED, 0}},
+     .want = {.start = "web"}},
+    {.what = "sidecar crashed after init: restart it, app kept",
+     .policy = RESTART_NEVER,
+     .init = {{"proxy", true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"proxy", EXITED, 1}, {"setup", EXITED, 0}},
+     .want = {.init_start = "proxy"}},
+    {.what = "sidecar spec changed: kill and start it",
+     .init = {{"proxy", true, .hash = 9}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"proxy", RUN}},
+     .want = {.init_start = "proxy", .kill = "proxy"}},
+    {.what = "apps done under Never: the sidecar does not keep the pod",
+     .policy = RESTART_NEVER,
+     .init = {{"proxy", true}},
+     .app = {{"job"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"job", EXITED, 0}, {"proxy", RUN}},
+     .want = {.kill_pod = true, .pod_done = true}},
+};
+
+/* --- building the inputs ------------------------------------------------ */
+
+struct fixture {
+        struct pod pod;
+        struct container init[MAXC], app[MAXC];
+        struct runtime_sandbox_status sandboxes[3];
+        struct runtime_container_status stats[MAXC];
+        char ids[MAXC][32];
+        struct runtime_pod_status status;
+};
+
+static void build(const struct tcase *tc, struct fixture *f)
+{
+        memset(f, 0, sizeof(*f));
+        f->pod.name = "web";
+        f->pod.namespace = "default";
+        f->pod.uid = "uid-1";
+        f->pod.restart_policy = tc->policy;
+        f->pod.host_network = tc->host_network;
+        f->pod.deletion_timestamp = tc->deleting ? "2026-01-01T00:00:00Z" : NULL;
+        for (size_t i = 0; i < MAXC && tc->init[i].name; i++) {
+                f->init[i].name = (char *)tc->init[i].name;
+                f->init[i].restart_policy = tc->init[i].sidecar ? "Always" : NULL;
+                f->init[i].hash = tc->init[i].hash ? tc->init[i].hash : 1;
+                f->pod.n_init_containers = i + 1;
+        }
+        for (size_t i = 0; i < MAXC && tc->app[i].name; i++) {
+                f->app[i].name = (char *)tc->app[i].name;
+                f->app[i].hash = tc->app[i].hash ? tc->app[i].hash : 1;
+                f->pod.n_containers = i + 1;
+        }
+        f->pod.init_containers = f->init;
+        f->pod.containers = f->app;
+
+        for (size_t i = 0; i < tc->n_sandboxes; i++) {
+                f->sandboxes[i].id = i == 0 ? "sb-new" : "sb-old";
+                f->sandboxes[i].state =
+                    tc->sandboxes[i].ready ? SANDBOX_STATE_READY : SANDBOX_STATE_NOTREADY;
+                f->sandboxes[i].attempt = tc->sandboxes[i].attempt;
+                f->sandboxes[i].ip = (char *)tc->sandboxes[i].ip;
+                f->sandboxes[i].host_network = tc->sandboxes[i].host_network;
+        }
+        f->status.sandboxes = f->sandboxes;
+        f->status.n_sandboxes = tc->n_sandboxes;
+        for (size_t i = 0; i < MAXC && tc->stats[i].name; i++) {
+                const struct stat_c *s = &tc->stats[i];
+                struct runtime_container_status *st = &f->stats[i];
+                snprintf(f->ids[i], sizeof(f->ids[i]), "%s", s->id ? s->id : s->name);
+                st->id = f->ids[i];
+                st->name = (char *)s->name;
+                st->state = s->state;
+                st->exit_code = s->exit_code;
+                st->sandbox_id = "sb-new";
+                st->hash = s->hash ? s->hash : 1;
+                f->status.n_containers = i + 1;
+        }
+        f->status.containers = f->stats;
+        f->status.uid = "uid-1";
+}
+
+/* "a,b" from indexes into a container array */
+static void names_of(const struct container *cs, const int *idx, size_t n, char *out, size_t len)
+{
+        out[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                size_t used = strlen(out);
+                snprintf(out + used, len - used, "%s%s", i ? "," : "", cs[idx[i]].name);
+        }
+}
+
+/* One line that says what the actions are, so that a failing case prints
+ * what it wanted and what it got. */
+static void describe(bool kill_pod, bool create, bool done, uint32_t attempt, const char *init,
+                     const char *start, const char *kill, char *out, size_t len)
+{
+        snprintf(
+            out, len,
+            "kill_pod=%d create_sandbox=%d pod_done=%d attempt=%u init=[%s] start=[%s] kill=[%s]",
+            kill_pod, create, done, attempt, init ? init : "", start ? start : "",
+            kill ? kill : "");
+}
+
+/* Returns whether the case passed (printing the difference if not). */
+static bool check_case(const struct tcase *tc)
+{
+        struct fixture f;
+        build(tc, &f);
+        struct pod_actions a;
+        const char *const *liveness = tc->liveness_failed[0] ? tc->liveness_failed : NULL;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, liveness, &a);
+
+        char init[128], start[128], kill[128] = "", got[512], want[512];
+        names_of(f.init, a.init_containers_to_start, a.n_init_containers_to_start, init,
+                 sizeof(init));
+        names_of(f.app, a.containers_to_start, a.n_containers_to_start, start, sizeof(start));
+        bool ok = true;
+        for (size_t i = 0; i < a.n_containers_to_kill; i++) {
+                size_t used = strlen(kill);
+                snprintf(kill + used, sizeof(kill) - used, "%s%s", i ? "," : "",
+                         a.containers_to_kill[i].name);
+                ok &= a.containers_to_kill[i].container_id != NULL &&
+                      a.containers_to_kill[i].reason != NULL;
+        }
+        describe(a.kill_pod, a.create_sandbox, a.pod_done, a.attempt, init, start, kill, got,
+                 sizeof(got));
+        describe(tc->want.kill_pod, tc->want.create_sandbox, tc->want.pod_done, tc->want.attempt,
+                 tc->want.init_start, tc->want.start, tc->want.kill, want, sizeof(want));
+        ok &= strcmp(got, want) == 0;
+        /* next_init_container is the first init container to start */
+        ok &= a.next_init_container ==
+              (a.n_init_containers_to_start ? a.init_containers_to_start[0] : -1);
+        /* the sandbox to use: the newest one unless a new one is created */
+        if (!a.create_sandbox && !a.pod_done && tc->n_sandboxes > 0)
+                ok &= a.sandbox_id != NULL && strcmp(a.sandbox_id, "sb-new") == 0;
+        if (!ok)
+                print_error("case \"%s\"\n  want %s\n  got  %s\n", tc->what, want, got);
+        pod_actions_clear(&a);
+        return ok;
+}
+
+static void test_table(void **state)
+{
+        (void)state;
+        size_t failed = 0;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                failed += !check_case(&cases[i]);
+        assert_int_equal(failed, 0);
+}
+
+/* The killed instance is the one named by the status, with a reason. */
+static void test_kill_names_the_instance(void **state)
+{
+        (void)state;
+        struct fixture f;
+        build(&(struct tcase){.app = {{"web"}},
+                              .sandboxes = {READY(0)},
+                              .n_sandboxes = 1,
+                              .stats = {{"web", RUN, .id = "new"}, {"web", RUN, .id = "old"}}},
+              &f);
+        struct pod_actions a;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].container_id, "old");
+        assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_STALE);
+        pod_actions_clear(&a);
+
+        build(&(struct tcase){.app = {{"web", .hash = 5}},
+                              .sandboxes = {READY(0)},
+                              .n_sandboxes = 1,
+                              .stats = {{"web", RUN}}},
+              &f);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_HASH_CHANGED);
+        pod_actions_clear(&a);
+}
+
+/* No status at all (NULL) is a fresh pod. */
+static void test_null_status(void **state)
+{
+        (void)state;
+        struct fixture f;
+        build(&(struct tcase){.app = {{"web"}}}, &f);
+        struct pod_actions a;
+        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, &a);
+        assert_true(a.create_sandbox);
+        assert_false(a.kill_pod);
+        assert_int_equal(a.n_containers_to_start, 1);
+        pod_actions_clear(&a);
+}
+
+static void test_should_restart(void **state)
+{
+        (void)state;
+        struct pod pod = {0};
+        struct container c = {.name = "web"};
+        struct runtime_container_status st = {.name = "web", .state = CONTAINER_STATE_EXITED};
+        const struct {
+                enum restart_policy policy;
+                int exit_code;
+                bool want;
+        } t[] = {
+            {RESTART_ALWAYS, 0, true},      {RESTART_ALWAYS, 1, true},
+            {RESTART_ON_FAILURE, 0, false}, {RESTART_ON_FAILURE, 1, true},
+            {RESTART_NEVER, 0, false},      {RESTART_NEVER, 1, false},
+        };
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                pod.restart_policy = t[i].policy;
+                st.exit_code = t[i].exit_code;
+                assert_int_equal(kuberuntime_should_restart(&pod, &c, &st), t[i].want);
+        }
+        pod.restart_policy = RESTART_NEVER;
+        assert_true(kuberuntime_should_restart(&pod, &c, NULL)); /* never ran */
+        st.state = CONTAINER_STATE_RUNNING;
+        assert_false(kuberuntime_should_restart(&pod, &c, &st));
+        pod.restart_policy = RESTART_ALWAYS;
+        st.state = CONTAINER_STATE_EXITED;
+        pod.deletion_timestamp = "2026-01-01T00:00:00Z";
+        assert_false(kuberuntime_should_restart(&pod, &c, &st));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_table),
+            cmocka_unit_test(test_kill_names_the_instance),
+            cmocka_unit_test(test_null_status),
+            cmocka_unit_test(test_should_restart),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
