@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ckubelet: the command.  Parses the upstream kubelet's flags and
+ * KubeletConfiguration, then runs the kubelet library until SIGTERM/SIGINT.
+ * As the upstream kubelet, stopping the agent leaves the pods running; the
+ * next start adopts them.
+ */
+#include "config/kubeletconfig.h"
+#include "kubelet/kubelet.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct kubelet *the_kubelet;
+
+/* Signals are received by this thread (sigwait), never by handlers: the
+ * conmon habit.  It only asks the sync loop to stop. */
+static void *signal_thread(void *arg)
+{
+        sigset_t *set = arg;
+        for (;;) {
+                int sig = 0;
+                if (sigwait(set, &sig) != 0)
+                        continue;
+                LOG_INFO(0, "Received signal, shutting down", "signal=\"%s\"", strsignal(sig));
+                kubelet_stop(the_kubelet);
+                return NULL;
+        }
+}
+
+int main(int argc, char **argv)
+{
+        struct kubelet_config cfg;
+        enum kubelet_flags_action action = FLAGS_RUN;
+        ck_error_t err = NULL;
+
+        kubelet_config_defaults(&cfg);
+        if (kubelet_flags_parse(&cfg, argc, argv, &action, &err) < 0) {
+                fprintf(stderr, "ckubelet: %s\n", ck_error_msg(err));
+                fprintf(stderr, "Run 'ckubelet --help' for usage.\n");
+                ck_error_release(&err);
+                kubelet_config_release(&cfg);
+                return 1;
+        }
+        if (action == FLAGS_HELP) {
+                kubelet_flags_usage(stdout);
+                kubelet_config_release(&cfg);
+                return 0;
+        }
+        if (action == FLAGS_VERSION) {
+                printf("Kubernetes v1.35.0 (ckubelet %s)\n", CK_VERSION);
+                kubelet_config_release(&cfg);
+                return 0;
+        }
+        log_set_verbosity(cfg.verbosity);
+
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread */
+        signal(SIGPIPE, SIG_IGN);
+
+        if (kubelet_new(&cfg, &the_kubelet, &err) < 0) {
+                LOG_ERROR("Failed to create kubelet", "err=\"%s\"", ck_error_msg(err));
+                ck_error_release(&err);
+                kubelet_config_release(&cfg);
+                return 1;
+        }
+        pthread_t sig_thread;
+        pthread_create(&sig_thread, NULL, signal_thread, &set);
+        pthread_detach(sig_thread);
+
+        int rc = 0;
+        if (kubelet_run(the_kubelet, &err) < 0) {
+                LOG_ERROR("Failed to run kubelet", "err=\"%s\"", ck_error_msg(err));
+                ck_error_release(&err);
+                rc = 1;
+        }
+        kubelet_free(the_kubelet);
+        kubelet_config_release(&cfg);
+        return rc;
+}

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "api/decode.h"
+#include "kubelet/admission.h"
+#include "kubelet/kubelet_internal.h"
+#include "status/generate.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "volume/volume.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOUSEKEEPING_PERIOD_MS 2000 /* upstream housekeepingPeriod */
+#define PLEG_RELIST_PERIOD_MS 1000  /* upstream genericPlegRelistPeriod */
+#define SYNC_ERROR_BACKOFF_MS 10000 /* upstream backOffPeriod for a failed sync */
+#define POD_WORKER_THREADS 4
+
+/* ---- event queue ------------------------------------------------------ */
+
+struct kl_event *kl_event_new(enum kl_event_type type)
+{
+        struct kl_event *ev = xcalloc(1, sizeof(*ev));
+        ev->type = type;
+        return ev;
+}
+
+void kl_event_free(struct kl_event *ev)
+{
+        if (ev == NULL)
+                return;
+        for (size_t i = 0; i < ev->n_pods; i++)
+                pod_unref(ev->pods[i]);
+        free(ev->pods);
+        free(ev->uid);
+        for (size_t i = 0; i < ev->n_runtime_uids; i++) {
+                free(ev->runtime_uids[i].uid);
+                free(ev->runtime_uids[i].name);
+                free(ev->runtime_uids[i].namespace);
+        }
+        free(ev->runtime_uids);
+        free(ev);
+}
+
+void kl_post(struct kubelet *kl, struct kl_event *ev)
+{
+        pthread_mutex_lock(&kl->q_lock);
+        if (kl->q_tail)
+                kl->q_tail->next = ev;
+        else
+                kl->q_head = ev;
+        kl->q_tail = ev;
+        pthread_cond_signal(&kl->q_cond);
+        pthread_mutex_unlock(&kl->q_lock);
+}
+
+/* Waits until an event arrives or `deadline_ms` (CLOCK_MONOTONIC) passes. */
+static struct kl_event *kl_next_event(struct kubelet *kl, int64_t deadline_ms)
+{
+        struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                              .tv_nsec = (deadline_ms % 1000) * 1000000};
+        pthread_mutex_lock(&kl->q_lock);
+        while (kl->q_head == NULL)
+                if (pthread_cond_timedwait(&kl->q_cond, &kl->q_lock, &ts) != 0)
+                        break;
+        struct kl_event *ev = kl->q_head;
+        if (ev) {
+                kl->q_head = ev->next;
+                if (kl->q_head == NULL)
+                        kl->q_tail = NULL;
+        }
+        pthread_mutex_unlock(&kl->q_lock);
+        return ev;
+}
+
+/* ---- callbacks from other threads ------------------------------------ */
+
+static void on_source(void *ctx, enum pod_source src, struct pod *const *pods, size_t n)
+{
+        struct kubelet *kl = ctx;
+        struct kl_event *ev = kl_event_new(KL_EV_SOURCE);
+        ev->source = src;
+        ev->pods = xcalloc(n ? n : 1, sizeof(*ev->pods));
+        for (size_t i = 0; i < n; i++)
+                ev->pods[i] = pod_ref(pods[i]);
+        ev->n_pods = n;
+        kl_post(kl, ev);
+}
+
+static void on_pleg(void *ctx, const struct pleg_event *pe)
+{
+        struct kubelet *kl = ctx;
+        if (pe->type == PLEG_RELIST_DONE) {
+                struct kl_event *ev = kl_event_new(KL_EV_RELIST);
+                const struct runtime_pod_list *l = pe->pods;
+                ev->runtime_uids = xcalloc(l->n_pods ? l->n_pods : 1, sizeof(*ev->runtime_uids));
+                for (size_t i = 0; i < l->n_pods; i++) {
+                        ev->runtime_uids[i].uid = xstrdup(l->pods[i].uid);
+                        ev->runtime_uids[i].name = xstrdup(l->pods[i].name);
+                        ev->runtime_uids[i].namespace = xstrdup(l->pods[i].namespace);
+                }
+                ev->n_runtime_uids = l->n_pods;
+                kl_post(kl, ev);
+                return;
+        }
+        LOG_INFO(4, "PLEG event", "podUID=\"%s\" type=%d containerID=\"%s\"", pe->uid, pe->type,
+                 pe->container_id ? pe->container_id : "");
+        struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
+        ev->uid = xstrdup(pe->uid);
+        kl_post(kl, ev);
+}
+
+static json_t *on_readonly_pods(void *ctx)
+{
+        struct kubelet *kl = ctx;
+        return status_store_pod_list(kl->status);
+}
+
+/* ---- pod records (sync loop thread only) ------------------------------ */
+
+static struct pod_record *record_find(struct kubelet *kl, const char *uid)
+{
+        for (size_t i = 0; i < kl->n_records; i++)
+                if (strcmp(kl->records[i].pod->uid, uid) == 0)
+                        return &kl->records[i];
+        return NULL;
+}
+
+static void record_remove(struct kubelet *kl, struct pod_record *r)
+{
+        status_store_remove(kl->status, r->pod->uid);
+        pod_unref(r->pod);
+        *r = kl->records[--kl->n_records];
+}
+
+static void submit(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod, const char *uid,
+                   const char *name, const char *ns)
+{
+        struct pod_work w = {
+            .kind = kind,
+            .uid = xstrdup(uid),
+            .pod = pod_ref(pod),
+            .name = xstrdup(name),
+            .namespace = xstrdup(ns),
+            .grace_s = -1,
+        };
+        podworkers_submit(kl->workers, &w);
+}
+
+static void sync_record(struct kubelet *kl, struct pod_record *r)
+{
+        if (r->rejected || r->terminal)
+                return;
+        r->next_sync_ms = fs_now_mono_ms() + kl->cfg->sync_frequency_ms;
+        if (r->deleting)
+                submit(kl, POD_WORK_KILL, r->pod, r->pod->uid, r->pod->name, r->pod->namespace);
+        else
+                submit(kl, POD_WORK_SYNC, r->pod, r->pod->uid, NULL, NULL);
+}
+
+/* Sets a rejected pod's status: phase Failed with the admission reason. */
+static void reject(struct kubelet *kl, struct pod_record *r, const struct admission_result *res)
+{
+        LOG_WARN("Pod admission denied", "pod=\"%s\" reason=\"%s\" message=\"%s\"",
+                 pod_full_name(r->pod), res->reason, res->message);
+        r->rejected = true;
+        struct status_input in = {
+            .pod = r->pod,
+            .runtime_name = kl->runtime_name,
+            .host_ip = kl->node_ip,
+            .reject_reason = res->reason,
+            .reject_message = res->message,
+            .terminal_failed = true,
+            .now_ns = fs_now_real_ns(),
+        };
+        status_store_set_status(kl->status, r->pod->uid, status_generate(&in));
+}
+
+static void admit(struct kubelet *kl, struct pod_record *r)
+{
+        struct cm_node_resources res;
+        cm_node_resources(kl->cm, &res);
+        struct admission_node node = {
+            .allocatable_cpu_milli = res.allocatable_cpu_milli,
+            .allocatable_memory = res.allocatable_memory,
+            .max_pods = kl->cfg->max_pods,
+        };
+        struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
+        size_t n = 0;
+        for (size_t i = 0; i < kl->n_records; i++) {
+                struct pod_record *o = &kl->records[i];
+                if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting)
+                        active[n++] = o->pod;
+        }
+        struct admission_result ar;
+        admission_check(r->pod, active, n, &node, &ar);
+        free(active);
+        r->admitted = true;
+        if (!ar.admit)
+                reject(kl, r, &ar);
+}
+
+static int compare_creation(const void *a, const void *b)
+{
+        const struct pod *pa = *(struct pod *const *)a, *pb = *(struct pod *const *)b;
+        const char *ta = pa->creation_timestamp ? pa->creation_timestamp : "";
+        const char *tb = pb->creation_timestamp ? pb->creation_timestamp : "";
+        int c = strcmp(ta, tb);
+        return c ? c : strcmp(pod_full_name(pa), pod_full_name(pb));
+}
+
+/* A source delivered its whole set: ADD, UPDATE, DELETE as upstream's pod
+ * config merge computes them. */
+static void handle_source(struct kubelet *kl, struct kl_event *ev)
+{
+        /* DELETE: records of this source whose UID is no longer there. */
+        for (size_t i = 0; i < kl->n_records; i++) {
+                struct pod_record *r = &kl->records[i];
+                if (r->pod->source != ev->source || r->deleting)
+                        continue;
+                bool present = false;
+                for (size_t j = 0; j < ev->n_pods && !present; j++)
+                        present = strcmp(ev->pods[j]->uid, r->pod->uid) == 0;
+                if (present)
+                        continue;
+                LOG_INFO(0, "SyncLoop REMOVE", "source=\"file\" pods=[\"%s\"]",
+                         pod_full_name(r->pod));
+                if (r->rejected) {
+                        record_remove(kl, r);
+                        i--;
+                        continue;
+                }
+                r->deleting = true;
+                r->terminal = false;
+                sync_record(kl, r);
+        }
+        /* ADD in creation order (admission is first come, first served),
+         * UPDATE when the object changed. */
+        qsort(ev->pods, ev->n_pods, sizeof(*ev->pods), compare_creation);
+        for (size_t j = 0; j < ev->n_pods; j++) {
+                struct pod *p = ev->pods[j];
+                struct pod_record *r = record_find(kl, p->uid);
+                if (r == NULL) {
+                        if (kl->n_records == kl->cap_records) {
+                                kl->cap_records = kl->cap_records ? kl->cap_records * 2 : 32;
+                                kl->records =
+                                    xrealloc(kl->records, kl->cap_records * sizeof(*kl->records));
+                        }
+                        r = &kl->records[kl->n_records++];
+                        *r = (struct pod_record){.pod = pod_ref(p)};
+                        status_store_set_pod(kl->status, p);
+                        LOG_INFO(0, "SyncLoop ADD", "source=\"file\" pods=[\"%s\"]",
+                                 pod_full_name(p));
+                        admit(kl, r);
+                        sync_record(kl, r);
+                        continue;
+                }
+                if (r->deleting || json_equal(r->pod->raw, p->raw))
+                        continue;
+                LOG_INFO(0, "SyncLoop UPDATE", "source=\"file\" pods=[\"%s\"]", pod_full_name(p));
+                pod_unref(r->pod);
+                r->pod = pod_ref(p);
+                status_store_set_pod(kl->status, p);
+                sync_record(kl, r);
+        }
+        kl->sources_ready = true;
+}
+
+static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
+{
+        struct pod_record *r = record_find(kl, ev->uid);
+        if (r == NULL)
+                return;
+        int64_t now = fs_now_mono_ms();
+        if (ev->work_kind == POD_WORK_KILL && r->deleting) {
+                if (ev->ok) {
+                        LOG_INFO(2, "Pod removed", "pod=\"%s\"", pod_full_name(r->pod));
+                        record_remove(kl, r);
+                } else {
+                        r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
+                }
+                return;
+        }
+        if (ev->work_kind != POD_WORK_SYNC || r->deleting)
+                return;
+        if (ev->terminal) {
+                r->terminal = true;
+                return;
+        }
+        if (!ev->ok)
+                r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
+        if (ev->next_retry_ms > 0 && ev->next_retry_ms < r->next_sync_ms)
+                r->next_sync_ms = ev->next_retry_ms;
+}
+
+static void handle_relist(struct kubelet *kl, struct kl_event *ev)
+{
+        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
+                free(kl->runtime_uids[i].uid);
+                free(kl->runtime_uids[i].name);
+                free(kl->runtime_uids[i].namespace);
+        }
+        free(kl->runtime_uids);
+        kl->runtime_uids = ev->runtime_uids;
+        kl->n_runtime_uids = ev->n_runtime_uids;
+        ev->runtime_uids = NULL;
+        ev->n_runtime_uids = 0;
+}
+
+static bool uid_wanted(struct kubelet *kl, const char *uid)
+{
+        return record_find(kl, uid) != NULL || podworkers_busy(kl->workers, uid);
+}
+
+/* Housekeeping (upstream HandlePodCleanups): anything of a pod UID that no
+ * source wants — runtime containers and sandboxes, pod directories, pod
+ * cgroups — is killed and removed.  Only once every source has delivered
+ * its first set, so that a restarted kubelet adopts its pods instead. */
+static void housekeeping(struct kubelet *kl)
+{
+        if (!kl->sources_ready)
+                return;
+        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
+                struct kl_runtime_uid *u = &kl->runtime_uids[i];
+                if (uid_wanted(kl, u->uid))
+                        continue;
+                LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" pod=\"%s/%s\"", u->uid,
+                         u->namespace ? u->namespace : "", u->name ? u->name : "");
+                submit(kl, POD_WORK_KILL_ORPHAN, NULL, u->uid, u->name, u->namespace);
+        }
+        char **uids = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (volume_list_pod_dirs(kl->cfg->root_dir, &uids, &err) == 0) {
+                for (size_t i = 0; uids[i]; i++) {
+                        bool in_runtime = false;
+                        for (size_t j = 0; j < kl->n_runtime_uids && !in_runtime; j++)
+                                in_runtime = strcmp(kl->runtime_uids[j].uid, uids[i]) == 0;
+                        if (!in_runtime && !uid_wanted(kl, uids[i]))
+                                submit(kl, POD_WORK_KILL_ORPHAN, NULL, uids[i], NULL, NULL);
+                        free(uids[i]);
+                }
+                free(uids);
+        } else {
+                LOG_ERROR("Failed to list pod directories", "err=\"%s\"", ck_error_msg(err));
+        }
+}
+
+static void sync_loop(struct kubelet *kl)
+{
+        kl->next_housekeeping_ms = fs_now_mono_ms() + HOUSEKEEPING_PERIOD_MS;
+        for (;;) {
+                int64_t now = fs_now_mono_ms();
+                int64_t deadline = kl->next_housekeeping_ms;
+                for (size_t i = 0; i < kl->n_records; i++)
+                        if (!kl->records[i].rejected && !kl->records[i].terminal &&
+                            kl->records[i].next_sync_ms < deadline)
+                                deadline = kl->records[i].next_sync_ms;
+                if (deadline < now)
+                        deadline = now;
+                struct kl_event *ev = kl_next_event(kl, deadline);
+                if (ev) {
+                        bool stop = ev->type == KL_EV_STOP;
+                        switch (ev->type) {
+                        case KL_EV_SOURCE:
+                                handle_source(kl, ev);
+                                break;
+                        case KL_EV_POD_EVENT: {
+                                struct pod_record *r = record_find(kl, ev->uid);
+                                if (r)
+                                        sync_record(kl, r);
+                                break;
+                        }
+                        case KL_EV_RELIST:
+                                handle_relist(kl, ev);
+                                break;
+                        case KL_EV_WORK_DONE:
+                                handle_work_done(kl, ev);
+                                break;
+                        case KL_EV_STOP:
+                                break;
+                        }
+                        kl_event_free(ev);
+                        if (stop)
+                                return;
+                }
+                now = fs_now_mono_ms();
+                for (size_t i = 0; i < kl->n_records; i++)
+                        if (kl->records[i].next_sync_ms <= now)
+                                sync_record(kl, &kl->records[i]);
+                if (now >= kl->next_housekeeping_ms) {
+                        housekeeping(kl);
+                        kl->next_housekeeping_ms = now + HOUSEKEEPING_PERIOD_MS;
+                }
+        }
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error_t *err)
+{
+        if (fs_mkdir_p(cfg->root_dir, 0750, err) < 0)
+                return ck_error_wrap(err, "root directory");
+        cleanup_free char *pods_dir = xasprintf("%s/pods", cfg->root_dir);
+        if (fs_mkdir_p(pods_dir, 0750, err) < 0)
+                return ck_error_wrap(err, "root directory");
+        if (fs_mkdir_p(cfg->pod_logs_dir, 0755, err) < 0)
+                return ck_error_wrap(err, "pod logs directory");
+
+        struct kubelet *kl = xcalloc(1, sizeof(*kl));
+        kl->cfg = cfg;
+        pthread_mutex_init(&kl->q_lock, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&kl->q_cond, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_init(&kl->net_lock, NULL);
+        kl->status = status_store_new();
+        kl->runtime_name = xstrdup("containerd");
+        kl->node_ip = xstrdup(cfg->node_ip);
+
+        int64_t reserved_cpu = 0, reserved_mem = 0;
+        const char *lists[] = {"system", "kube"};
+        const struct kv_list *reserved[] = {&cfg->system_reserved, &cfg->kube_reserved};
+        for (size_t l = 0; l < 2; l++)
+                for (size_t i = 0; i < reserved[l]->n; i++) {
+                        const struct kv *kv = &reserved[l]->items[i];
+                        int64_t v;
+                        bool cpu = strcmp(kv->key, "cpu") == 0;
+                        if (!cpu && strcmp(kv->key, "memory") != 0)
+                                continue;
+                        if (api_parse_quantity(kv->value, cpu, &v, err) < 0) {
+                                kubelet_free(kl);
+                                return ck_error_wrap(err, "--%s-reserved %s", lists[l], kv->key);
+                        }
+                        *(cpu ? &reserved_cpu : &reserved_mem) += v;
+                }
+        struct cm_options cmo = {
+            .cgroupfs_root = "/sys/fs/cgroup",
+            .cgroup_root = cfg->cgroup_root,
+            .cgroups_per_qos = cfg->cgroups_per_qos,
+            .cgroup_driver = cfg->cgroup_driver,
+            .reserved_cpu_milli = reserved_cpu,
+            .reserved_memory = reserved_mem,
+        };
+        if (cm_new(&cmo, &kl->cm, err) < 0) {
+                kubelet_free(kl);
+                return ck_error_wrap(err, "container manager");
+        }
+        kl->rt_opts = (struct kuberuntime_options){
+            .root_dir = cfg->root_dir,
+            .pod_logs_dir = cfg->pod_logs_dir,
+            .node_name = cfg->node_name,
+            .cluster_domain = cfg->cluster_domain,
+            .cluster_dns = (const char *const *)cfg->cluster_dns,
+            .resolv_conf = cfg->resolv_conf,
+            .pod_infra_image = cfg->pod_infra_container_image,
+            .image_backoff_initial_ms = 10000,
+            .image_backoff_max_ms = 300000,
+            .crashloop_backoff_initial_ms = 10000,
+            .crashloop_backoff_max_ms = 300000,
+            .runtime_endpoint = cfg->container_runtime_endpoint,
+            .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
+        };
+        kl->rt = kuberuntime_new(&kl->rt_opts);
+        *out = kl;
+        return 0;
+}
+
+/* Blocks until the runtime answers Version (upstream: the kubelet retries
+ * connecting to the runtime before it starts the sync loop). */
+static int wait_for_runtime(struct kubelet *kl, ck_error_t *err)
+{
+        struct cri_client *cri = cri_client_new(kl->cfg->container_runtime_endpoint, 10000);
+        int64_t delay = 500;
+        for (;;) {
+                Runtime__V1__VersionResponse *v = NULL;
+                cleanup_error ck_error_t e = NULL;
+                if (cri_version(cri, &v, &e) == 0) {
+                        LOG_INFO(0, "Container runtime initialized",
+                                 "containerRuntime=\"%s\" version=\"%s\" apiVersion=\"%s\"",
+                                 v->runtime_name, v->runtime_version, v->runtime_api_version);
+                        free(kl->runtime_name);
+                        kl->runtime_name = xstrdup(v->runtime_name);
+                        runtime__v1__version_response__free_unpacked(v, NULL);
+                        break;
+                }
+                LOG_ERROR("Container runtime not ready, retrying", "endpoint=\"%s\" err=\"%s\"",
+                          kl->cfg->container_runtime_endpoint, ck_error_msg(e));
+                pthread_mutex_lock(&kl->q_lock);
+                bool stop = kl->q_head && kl->q_head->type == KL_EV_STOP;
+                pthread_mutex_unlock(&kl->q_lock);
+                if (stop) {
+                        cri_client_free(cri);
+                        return ck_error_make(err, 0,
+                                             "stopped while waiting for the container runtime");
+                }
+                usleep((useconds_t)delay * 1000);
+                delay = delay * 2 > 10000 ? 10000 : delay * 2;
+        }
+        cri_client_free(cri);
+        return 0;
+}
+
+int kubelet_run(struct kubelet *kl, ck_error_t *err)
+{
+        const struct kubelet_config *cfg = kl->cfg;
+        LOG_INFO(0, "Starting kubelet", "node=\"%s\" version=\"%s\"", cfg->node_name, CK_VERSION);
+        if (cfg->read_only_port > 0) {
+                if (readonly_server_start(cfg->address, cfg->read_only_port, on_readonly_pods, kl,
+                                          &kl->server, err) < 0)
+                        return ck_error_wrap(err, "read-only port %s:%d", cfg->address,
+                                             cfg->read_only_port);
+                LOG_INFO(0, "Started read-only server", "address=\"%s\" port=%d", cfg->address,
+                         cfg->read_only_port);
+        }
+        if (wait_for_runtime(kl, err) < 0)
+                return -1;
+        kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,
+                                     cfg->runtime_request_timeout_ms, kl_do_work, kl);
+        if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
+                       PLEG_RELIST_PERIOD_MS, on_pleg, kl, &kl->pleg, err) < 0)
+                return ck_error_wrap(err, "PLEG");
+        if (cfg->static_pod_path && *cfg->static_pod_path) {
+                if (file_source_start(cfg->static_pod_path, cfg->node_name,
+                                      cfg->file_check_frequency_ms, on_source, kl, &kl->files,
+                                      err) < 0)
+                        return ck_error_wrap(err, "static pod source `%s`", cfg->static_pod_path);
+                LOG_INFO(0, "Adding static pod path", "path=\"%s\"", cfg->static_pod_path);
+        } else {
+                kl->sources_ready = true;
+        }
+        sync_loop(kl);
+        LOG_INFO(0, "Kubelet stopping; pods keep running", "pods=%zu", kl->n_records);
+        return 0;
+}
+
+void kubelet_stop(struct kubelet *kl)
+{
+        kl_post(kl, kl_event_new(KL_EV_STOP));
+}
+
+void kubelet_free(struct kubelet *kl)
+{
+        if (kl == NULL)
+                return;
+        file_source_stop(kl->files);
+        pleg_stop(kl->pleg);
+        podworkers_free(kl->workers);
+        readonly_server_stop(kl->server);
+        for (struct kl_event *ev = kl->q_head, *next; ev; ev = next) {
+                next = ev->next;
+                kl_event_free(ev);
+        }
+        for (size_t i = 0; i < kl->n_records; i++)
+                pod_unref(kl->records[i].pod);
+        free(kl->records);
+        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
+                free(kl->runtime_uids[i].uid);
+                free(kl->runtime_uids[i].name);
+                free(kl->runtime_uids[i].namespace);
+        }
+        free(kl->runtime_uids);
+        kuberuntime_free(kl->rt);
+        cm_free(kl->cm);
+        status_store_free(kl->status);
+        free(kl->runtime_name);
+        free(kl->node_ip);
+        free(kl->net_message);
+        pthread_mutex_destroy(&kl->q_lock);
+        pthread_cond_destroy(&kl->q_cond);
+        pthread_mutex_destroy(&kl->net_lock);
+        free(kl);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to src/kubelet: the kubelet struct, its event queue, pod records. */
+#ifndef CK_KUBELET_INTERNAL_H
+#define CK_KUBELET_INTERNAL_H
+
+#include "cm/cm.h"
+#include "config/file_source.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/podworkers.h"
+#include "kubelet/status_store.h"
+#include "kuberuntime/runtime.h"
+#include "pleg/pleg.h"
+#include "server/readonly.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+enum kl_event_type {
+        KL_EV_SOURCE = 0, /* a source's full pod set */
+        KL_EV_POD_EVENT,  /* PLEG saw a change for uid */
+        KL_EV_RELIST,     /* PLEG relisted: runtime uids (for housekeeping) */
+        KL_EV_WORK_DONE,  /* a worker finished */
+        KL_EV_STOP,
+};
+
+struct kl_runtime_uid {
+        char *uid, *name, *namespace;
+};
+
+struct kl_event {
+        enum kl_event_type type;
+        struct kl_event *next;
+        /* KL_EV_SOURCE */
+        enum pod_source source;
+        struct pod **pods;
+        size_t n_pods;
+        /* KL_EV_POD_EVENT, KL_EV_WORK_DONE */
+        char *uid;
+        /* KL_EV_RELIST */
+        struct kl_runtime_uid *runtime_uids;
+        size_t n_runtime_uids;
+        /* KL_EV_WORK_DONE */
+        enum pod_work_kind work_kind;
+        bool ok;
+        bool terminal;         /* the pod reached Succeeded/Failed and was stopped */
+        int64_t next_retry_ms; /* CLOCK_MONOTONIC; 0 = none */
+};
+
+/* What the sync loop knows about one desired pod (upstream pod manager +
+ * pod worker state). */
+struct pod_record {
+        struct pod *pod;
+        bool admitted; /* passed admission (or rejected: then never synced) */
+        bool rejected;
+        bool deleting; /* left its source: being killed */
+        bool terminal; /* Succeeded / Failed and stopped: no more syncs */
+        int64_t next_sync_ms;
+};
+
+struct kubelet {
+        const struct kubelet_config *cfg;
+        struct cm *cm;
+        struct kuberuntime *rt;
+        struct kuberuntime_options rt_opts;
+        struct status_store *status;
+        struct podworkers *workers;
+        struct pleg *pleg;
+        struct file_source *files;
+        struct readonly_server *server;
+        char *runtime_name; /* from CRI Version, e.g. "containerd" */
+        char *node_ip;
+
+        /* event queue */
+        pthread_mutex_t q_lock;
+        pthread_cond_t q_cond;
+        struct kl_event *q_head, *q_tail;
+
+        /* network readiness from CRI Status, refreshed by workers */
+        pthread_mutex_t net_lock;
+        int64_t net_checked_ms;
+        bool net_ready;
+        char *net_message;
+
+        /* sync loop thread only */
+        struct pod_record *records;
+        size_t n_records, cap_records;
+        bool sources_ready;
+        struct kl_runtime_uid *runtime_uids; /* last relist */
+        size_t n_runtime_uids;
+        int64_t next_housekeeping_ms;
+};
+
+void kl_post(struct kubelet *kl, struct kl_event *ev);
+struct kl_event *kl_event_new(enum kl_event_type type);
+void kl_event_free(struct kl_event *ev);
+
+/* sync_pod.c: the worker side. */
+void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w);
+/* Whether the runtime's network is ready (cached for a few seconds). */
+bool kl_network_ready(struct kubelet *kl, struct cri_client *cri, char **message);
+
+#endif

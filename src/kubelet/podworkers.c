@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kubelet/podworkers.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* One UID's state: in flight or not, and at most one pending work item. */
+struct pod_slot {
+        char *uid;
+        bool in_flight;
+        bool in_flight_kill;
+        bool queued; /* on the ready queue (not yet taken by a thread) */
+        struct pod_work pending;
+        bool has_pending;
+        struct pod_slot *next_ready;
+};
+
+struct podworkers {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool stopping;
+        pod_work_fn fn;
+        void *ctx;
+        char *endpoint;
+        int64_t timeout_ms;
+        struct pod_slot **slots;
+        size_t n_slots, cap_slots;
+        struct pod_slot *ready_head, *ready_tail;
+        pthread_t *threads;
+        int n_threads;
+};
+
+void pod_work_clear(struct pod_work *w)
+{
+        free(w->uid);
+        pod_unref(w->pod);
+        free(w->name);
+        free(w->namespace);
+        memset(w, 0, sizeof(*w));
+}
+
+static struct pod_slot *slot_find(struct podworkers *pw, const char *uid, size_t *idx)
+{
+        for (size_t i = 0; i < pw->n_slots; i++)
+                if (strcmp(pw->slots[i]->uid, uid) == 0) {
+                        if (idx)
+                                *idx = i;
+                        return pw->slots[i];
+                }
+        return NULL;
+}
+
+static void slot_remove(struct podworkers *pw, struct pod_slot *s)
+{
+        size_t i;
+        if (slot_find(pw, s->uid, &i) == NULL)
+                return;
+        pw->slots[i] = pw->slots[--pw->n_slots];
+        free(s->uid);
+        free(s);
+}
+
+static void ready_push(struct podworkers *pw, struct pod_slot *s)
+{
+        s->queued = true;
+        s->next_ready = NULL;
+        if (pw->ready_tail)
+                pw->ready_tail->next_ready = s;
+        else
+                pw->ready_head = s;
+        pw->ready_tail = s;
+        pthread_cond_signal(&pw->cond);
+}
+
+static void *worker_thread(void *arg)
+{
+        struct podworkers *pw = arg;
+        struct cri_client *cri = cri_client_new(pw->endpoint, pw->timeout_ms);
+
+        pthread_mutex_lock(&pw->lock);
+        for (;;) {
+                while (!pw->stopping && pw->ready_head == NULL)
+                        pthread_cond_wait(&pw->cond, &pw->lock);
+                if (pw->stopping)
+                        break;
+                struct pod_slot *s = pw->ready_head;
+                pw->ready_head = s->next_ready;
+                if (pw->ready_head == NULL)
+                        pw->ready_tail = NULL;
+                s->queued = false;
+                struct pod_work w = s->pending;
+                memset(&s->pending, 0, sizeof(s->pending));
+                s->has_pending = false;
+                s->in_flight = true;
+                s->in_flight_kill = w.kind != POD_WORK_SYNC;
+                pthread_mutex_unlock(&pw->lock);
+
+                pw->fn(pw->ctx, cri, &w);
+                pod_work_clear(&w);
+
+                pthread_mutex_lock(&pw->lock);
+                s->in_flight = false;
+                s->in_flight_kill = false;
+                if (s->has_pending)
+                        ready_push(pw, s);
+                else
+                        slot_remove(pw, s);
+        }
+        pthread_mutex_unlock(&pw->lock);
+        cri_client_free(cri);
+        return NULL;
+}
+
+struct podworkers *podworkers_new(int n_threads, const char *endpoint, int64_t timeout_ms,
+                                  pod_work_fn fn, void *ctx)
+{
+        struct podworkers *pw = xcalloc(1, sizeof(*pw));
+        pthread_mutex_init(&pw->lock, NULL);
+        pthread_cond_init(&pw->cond, NULL);
+        pw->fn = fn;
+        pw->ctx = ctx;
+        pw->endpoint = xstrdup(endpoint);
+        pw->timeout_ms = timeout_ms;
+        pw->threads = xcalloc((size_t)n_threads, sizeof(pthread_t));
+        for (int i = 0; i < n_threads; i++) {
+                if (pthread_create(&pw->threads[i], NULL, worker_thread, pw) != 0) {
+                        LOG_ERROR("Failed to start pod worker thread", "index=%d", i);
+                        break;
+                }
+                pw->n_threads++;
+        }
+        return pw;
+}
+
+void podworkers_free(struct podworkers *pw)
+{
+        if (pw == NULL)
+                return;
+        pthread_mutex_lock(&pw->lock);
+        pw->stopping = true;
+        pthread_cond_broadcast(&pw->cond);
+        pthread_mutex_unlock(&pw->lock);
+        for (int i = 0; i < pw->n_threads; i++)
+                pthread_join(pw->threads[i], NULL);
+        for (size_t i = 0; i < pw->n_slots; i++) {
+                if (pw->slots[i]->has_pending)
+                        pod_work_clear(&pw->slots[i]->pending);
+                free(pw->slots[i]->uid);
+                free(pw->slots[i]);
+        }
+        free(pw->slots);
+        free(pw->threads);
+        free(pw->endpoint);
+        pthread_mutex_destroy(&pw->lock);
+        pthread_cond_destroy(&pw->cond);
+        free(pw);
+}
+
+bool podworkers_submit(struct podworkers *pw, struct pod_work *w)
+{
+        pthread_mutex_lock(&pw->lock);
+        struct pod_slot *s = slot_find(pw, w->uid, NULL);
+        if (s == NULL) {
+                s = xcalloc(1, sizeof(*s));
+                s->uid = xstrdup(w->uid);
+                if (pw->n_slots == pw->cap_slots) {
+                        pw->cap_slots = pw->cap_slots ? pw->cap_slots * 2 : 16;
+                        pw->slots = xrealloc(pw->slots, pw->cap_slots * sizeof(*pw->slots));
+                }
+                pw->slots[pw->n_slots++] = s;
+        }
+        bool is_kill = w->kind != POD_WORK_SYNC;
+        bool kill_ahead = s->in_flight_kill || (s->has_pending && s->pending.kind != POD_WORK_SYNC);
+        if (!is_kill && kill_ahead) {
+                pthread_mutex_unlock(&pw->lock);
+                pod_work_clear(w);
+                return false;
+        }
+        if (s->has_pending)
+                pod_work_clear(&s->pending);
+        s->pending = *w;
+        s->has_pending = true;
+        memset(w, 0, sizeof(*w));
+        if (!s->in_flight && !s->queued)
+                ready_push(pw, s);
+        pthread_mutex_unlock(&pw->lock);
+        return true;
+}
+
+bool podworkers_busy(struct podworkers *pw, const char *uid)
+{
+        pthread_mutex_lock(&pw->lock);
+        bool busy = slot_find(pw, uid, NULL) != NULL;
+        pthread_mutex_unlock(&pw->lock);
+        return busy;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pod workers (upstream pkg/kubelet/pod_workers.go, simplified): a small pool
+ * of threads runs pod work as straight-line blocking code.  Per pod UID:
+ *   - at most one piece of work is in flight;
+ *   - work submitted while one is in flight waits as "pending", and a newer
+ *     submission replaces the pending one;
+ *   - a kill is never replaced by a sync (kill wins over everything).
+ * Each thread owns its own CRI connection.
+ */
+#ifndef CK_KUBELET_PODWORKERS_H
+#define CK_KUBELET_PODWORKERS_H
+
+#include "api/pod.h"
+#include "cri/cri.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum pod_work_kind {
+        POD_WORK_SYNC = 0,    /* drive the pod to its spec */
+        POD_WORK_KILL,        /* stop and remove everything of the pod (it left the sources) */
+        POD_WORK_KILL_ORPHAN, /* housekeeping: runtime objects / dirs / cgroups of an unknown UID */
+};
+
+struct pod_work {
+        enum pod_work_kind kind;
+        char *uid;
+        struct pod *pod; /* a reference; NULL for orphans */
+        char *name;      /* orphans: from the runtime labels; may be NULL */
+        char *namespace;
+        int64_t grace_s; /* kill: -1 = the pod's own */
+};
+
+/* Runs one piece of work on a worker thread with that thread's CRI client.
+ * The work is borrowed; freed by the pool afterwards. */
+typedef void (*pod_work_fn)(void *ctx, struct cri_client *cri, const struct pod_work *w);
+
+struct podworkers;
+
+struct podworkers *podworkers_new(int n_threads, const char *endpoint, int64_t timeout_ms,
+                                  pod_work_fn fn, void *ctx);
+/* Waits for the work in flight to finish, drops what is pending. */
+void podworkers_free(struct podworkers *pw);
+
+/* Submits work (takes ownership of *w's contents; w itself is copied).
+ * Returns false (and frees the contents) if it was dropped because a kill
+ * for the same UID is already pending or in flight and this is not a kill. */
+bool podworkers_submit(struct podworkers *pw, struct pod_work *w);
+
+/* True if work for uid is in flight or pending. */
+bool podworkers_busy(struct podworkers *pw, const char *uid);
+
+void pod_work_clear(struct pod_work *w);
+
+#endif

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kubelet/status_store.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <string.h>
+
+struct status_entry {
+        struct pod *pod;
+        json_t *status;
+        uint64_t version;
+};
+
+struct status_store {
+        pthread_mutex_t lock;
+        struct status_entry *entries;
+        size_t n, cap;
+};
+
+struct status_store *status_store_new(void)
+{
+        struct status_store *st = xcalloc(1, sizeof(*st));
+        pthread_mutex_init(&st->lock, NULL);
+        return st;
+}
+
+void status_store_free(struct status_store *st)
+{
+        if (st == NULL)
+                return;
+        for (size_t i = 0; i < st->n; i++) {
+                pod_unref(st->entries[i].pod);
+                json_decref(st->entries[i].status);
+        }
+        free(st->entries);
+        pthread_mutex_destroy(&st->lock);
+        free(st);
+}
+
+static struct status_entry *find(struct status_store *st, const char *uid)
+{
+        for (size_t i = 0; i < st->n; i++)
+                if (strcmp(st->entries[i].pod->uid, uid) == 0)
+                        return &st->entries[i];
+        return NULL;
+}
+
+void status_store_set_pod(struct status_store *st, struct pod *pod)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, pod->uid);
+        if (e) {
+                pod_unref(e->pod);
+                e->pod = pod_ref(pod);
+        } else {
+                if (st->n == st->cap) {
+                        st->cap = st->cap ? st->cap * 2 : 16;
+                        st->entries = xrealloc(st->entries, st->cap * sizeof(*st->entries));
+                }
+                st->entries[st->n++] = (struct status_entry){.pod = pod_ref(pod)};
+        }
+        pthread_mutex_unlock(&st->lock);
+}
+
+void status_store_set_status(struct status_store *st, const char *uid, json_t *status)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e == NULL) {
+                pthread_mutex_unlock(&st->lock);
+                json_decref(status);
+                return;
+        }
+        if (e->status == NULL || !json_equal(e->status, status))
+                e->version++;
+        json_decref(e->status);
+        e->status = status;
+        pthread_mutex_unlock(&st->lock);
+}
+
+json_t *status_store_get_status(struct status_store *st, const char *uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        json_t *s = e ? json_incref(e->status) : NULL;
+        pthread_mutex_unlock(&st->lock);
+        return s;
+}
+
+uint64_t status_store_version(struct status_store *st, const char *uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        uint64_t v = e ? e->version : 0;
+        pthread_mutex_unlock(&st->lock);
+        return v;
+}
+
+void status_store_remove(struct status_store *st, const char *uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e) {
+                pod_unref(e->pod);
+                json_decref(e->status);
+                *e = st->entries[--st->n];
+        }
+        pthread_mutex_unlock(&st->lock);
+}
+
+json_t *status_store_pod_list(struct status_store *st)
+{
+        json_t *items = json_array();
+        pthread_mutex_lock(&st->lock);
+        for (size_t i = 0; i < st->n; i++) {
+                struct status_entry *e = &st->entries[i];
+                json_t *obj = json_deep_copy(e->pod->raw);
+                if (obj == NULL)
+                        continue;
+                if (e->status)
+                        json_object_set(obj, "status", e->status);
+                json_array_append_new(items, obj);
+        }
+        pthread_mutex_unlock(&st->lock);
+        return json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
+                         "items", items);
+}

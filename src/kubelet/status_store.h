@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The versioned pod status cache (the local half of upstream's status
+ * manager): per pod UID, the pod as last seen and its latest API status.
+ * Written by the sync loop (pods) and the workers (statuses); read by the
+ * read-only server.  Thread-safe, one lock.
+ */
+#ifndef CK_KUBELET_STATUS_STORE_H
+#define CK_KUBELET_STATUS_STORE_H
+
+#include "api/pod.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct status_store;
+
+struct status_store *status_store_new(void);
+void status_store_free(struct status_store *st);
+
+/* Adds or replaces the pod of its UID (takes a new reference). */
+void status_store_set_pod(struct status_store *st, struct pod *pod);
+/* Sets the status of a known UID (steals `status`); ignored for an unknown
+ * UID (the pod was removed meanwhile).  Bumps the version when it changed. */
+void status_store_set_status(struct status_store *st, const char *uid, json_t *status);
+/* New reference to the latest status, or NULL. */
+json_t *status_store_get_status(struct status_store *st, const char *uid);
+/* The status' version (number of changes), 0 if unknown. */
+uint64_t status_store_version(struct status_store *st, const char *uid);
+void status_store_remove(struct status_store *st, const char *uid);
+
+/* A v1 PodList of every pod with its status (new reference). */
+json_t *status_store_pod_list(struct status_store *st);
+
+#endif

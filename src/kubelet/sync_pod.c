@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The worker side of the kubelet (upstream SyncPod, SyncTerminatingPod,
+ * SyncTerminatedPod in pkg/kubelet/kubelet.go): straight-line blocking code
+ * on a pod worker thread, with that thread's own CRI client.  The result goes
+ * back to the sync loop as a KL_EV_WORK_DONE event.
+ */
+#include "kubelet/kubelet_internal.h"
+#include "status/generate.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "volume/volume.h"
+
+#include <string.h>
+
+#define NETWORK_STATUS_TTL_MS 5000 /* upstream runtime status updates every 5 s */
+
+bool kl_network_ready(struct kubelet *kl, struct cri_client *cri, char **message)
+{
+        int64_t now = fs_now_mono_ms();
+        pthread_mutex_lock(&kl->net_lock);
+        bool fresh = kl->net_checked_ms != 0 && now - kl->net_checked_ms < NETWORK_STATUS_TTL_MS;
+        bool ready = kl->net_ready;
+        char *msg = xstrdup(kl->net_message);
+        pthread_mutex_unlock(&kl->net_lock);
+        if (!fresh) {
+                free(msg);
+                msg = NULL;
+                Runtime__V1__StatusResponse *st = NULL;
+                cleanup_error ck_error_t err = NULL;
+                ready = false;
+                if (cri_status(cri, &st, &err) < 0) {
+                        msg = xstrdup(ck_error_msg(err));
+                } else {
+                        bool seen = false;
+                        for (size_t i = 0; st->status && i < st->status->n_conditions; i++) {
+                                const Runtime__V1__RuntimeCondition *c = st->status->conditions[i];
+                                if (strcmp(c->type, "NetworkReady") != 0)
+                                        continue;
+                                seen = true;
+                                ready = c->status;
+                                if (!ready)
+                                        msg = xasprintf("NetworkReady=false reason:%s message:%s",
+                                                        c->reason, c->message);
+                        }
+                        if (!seen)
+                                msg = xstrdup("the runtime reports no NetworkReady condition");
+                        runtime__v1__status_response__free_unpacked(st, NULL);
+                }
+                pthread_mutex_lock(&kl->net_lock);
+                kl->net_checked_ms = now;
+                kl->net_ready = ready;
+                free(kl->net_message);
+                kl->net_message = xstrdup(msg);
+                pthread_mutex_unlock(&kl->net_lock);
+        }
+        if (message)
+                *message = msg;
+        else
+                free(msg);
+        return ready;
+}
+
+static void post_done(struct kubelet *kl, const struct pod_work *w, bool ok, bool terminal,
+                      int64_t next_retry_ms)
+{
+        struct kl_event *ev = kl_event_new(KL_EV_WORK_DONE);
+        ev->uid = xstrdup(w->uid);
+        ev->work_kind = w->kind;
+        ev->ok = ok;
+        ev->terminal = terminal;
+        ev->next_retry_ms = next_retry_ms;
+        kl_post(kl, ev);
+}
+
+/* Generates and stores the API status; returns its phase (static string). */
+static const char *update_status(struct kubelet *kl, const struct pod *pod,
+                                 const struct runtime_pod_status *rs,
+                                 const struct kuberuntime_sync_result *sync, bool network_ready)
+{
+        cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
+        struct status_input in = {
+            .pod = pod,
+            .runtime = rs,
+            .sync = sync,
+            .old_status = old,
+            .runtime_name = kl->runtime_name,
+            .host_ip = kl->node_ip,
+            .network_ready = network_ready,
+            .now_ns = fs_now_real_ns(),
+        };
+        const char *phase = status_phase(&in);
+        status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        return phase;
+}
+
+/* Kill everything of a pod and remove it: containers, sandboxes, logs,
+ * cgroup, directories.  pod may be NULL (an orphan). */
+static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
+                           const char *uid, const char *name, const char *ns, ck_error_t *err)
+{
+        struct runtime_pod_status *rs = NULL;
+        if (kuberuntime_get_pod_status(kl->rt, cri, uid, name, ns, &rs, err) < 0)
+                return ck_error_wrap(err, "get pod status");
+        int r = kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err);
+        if (r == 0)
+                r = kuberuntime_remove_pod(kl->rt, cri, rs, err);
+        runtime_pod_status_free(rs);
+        if (r < 0)
+                return -1;
+        if (cm_pod_cgroup_destroy(kl->cm, uid, err) < 0)
+                return ck_error_wrap(err, "remove pod cgroup");
+        if (volume_cleanup_pod(kl->cfg->root_dir, uid, err) < 0)
+                return ck_error_wrap(err, "remove pod directory");
+        return 0;
+}
+
+/* The sync of a pod that should run (steps of upstream SyncPod). */
+static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
+                    bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
+{
+        struct runtime_pod_status *rs = NULL;
+        struct kuberuntime_sync_result result = {0};
+        struct kv_list volume_paths = {0};
+        cleanup_free char *cgroup_parent = NULL;
+        cleanup_free char *net_msg = NULL;
+        int ret = -1;
+
+        if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
+            0) {
+                ck_error_wrap(err, "get pod status");
+                goto out;
+        }
+        /* A pod that completed for its restartPolicy is stopped, not synced
+         * again (upstream: terminal phase -> SyncTerminatingPod). */
+        bool net_ready = kl_network_ready(kl, cri, &net_msg);
+        const char *phase = update_status(kl, pod, rs, NULL, net_ready);
+        if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+                LOG_INFO(2, "Pod is terminal, stopping it", "pod=\"%s\" phase=\"%s\"",
+                         pod_full_name(pod), phase);
+                if (kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err) < 0) {
+                        ck_error_wrap(err, "stop terminal pod");
+                        goto out;
+                }
+                *terminal = true;
+                ret = 0;
+                goto out;
+        }
+        /* d: the network must be ready, unless the pod uses the host's. */
+        if (!net_ready && !pod->host_network) {
+                ck_error_make(err, 0, "network is not ready: %s", net_msg ? net_msg : "unknown");
+                goto out;
+        }
+        /* e: the pod cgroup, parent of the sandbox. */
+        if (cm_pod_cgroup_ensure(kl->cm, pod, &cgroup_parent, err) < 0) {
+                ck_error_wrap(err, "create pod cgroup");
+                goto out;
+        }
+        /* f, g: directories and volumes. */
+        if (volume_make_pod_dirs(kl->cfg->root_dir, pod, err) < 0 ||
+            volume_mount_pod_volumes(kl->cfg->root_dir, pod, &volume_paths, err) < 0) {
+                ck_error_wrap(err, "mount volumes");
+                goto out;
+        }
+        /* h: no pull secrets without an API server.  i: the runtime. */
+        struct kuberuntime_pod_context ctx = {
+            .cgroup_parent = cgroup_parent,
+            .volume_paths = &volume_paths,
+        };
+        if (kuberuntime_sync_pod(kl->rt, cri, pod, rs, &ctx, &result, err) < 0)
+                goto out;
+        runtime_pod_status_free(rs);
+        rs = NULL;
+        if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
+            0) {
+                ck_error_wrap(err, "get pod status after sync");
+                goto out;
+        }
+        update_status(kl, pod, rs, &result, net_ready);
+        *next_retry_ms = result.next_retry_ms;
+        ret = 0;
+out:
+        kv_list_release(&volume_paths);
+        kuberuntime_sync_result_clear(&result);
+        runtime_pod_status_free(rs);
+        return ret;
+}
+
+void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
+{
+        struct kubelet *kl = ctx;
+        cleanup_error ck_error_t err = NULL;
+        bool terminal = false;
+        int64_t next_retry = 0;
+        int r;
+
+        switch (w->kind) {
+        case POD_WORK_SYNC:
+                LOG_INFO(3, "Syncing pod", "pod=\"%s\" podUID=\"%s\"", pod_full_name(w->pod),
+                         w->uid);
+                r = sync_pod(kl, cri, w->pod, &terminal, &next_retry, &err);
+                if (r < 0)
+                        LOG_ERROR("Error syncing pod, skipping",
+                                  "err=\"%s\" pod=\"%s\" podUID=\"%s\"", ck_error_msg(err),
+                                  pod_full_name(w->pod), w->uid);
+                break;
+        case POD_WORK_KILL:
+                LOG_INFO(2, "Killing pod", "pod=\"%s\" podUID=\"%s\"", pod_full_name(w->pod),
+                         w->uid);
+                r = kill_and_remove(kl, cri, w->pod, w->uid, w->pod->name, w->pod->namespace, &err);
+                if (r < 0)
+                        LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
+                                  ck_error_msg(err), pod_full_name(w->pod), w->uid);
+                break;
+        case POD_WORK_KILL_ORPHAN:
+        default:
+                r = kill_and_remove(kl, cri, NULL, w->uid, w->name, w->namespace, &err);
+                if (r < 0)
+                        LOG_ERROR("Failed to clean up orphaned pod", "err=\"%s\" podUID=\"%s\"",
+                                  ck_error_msg(err), w->uid);
+                break;
+        }
+        post_done(kl, w, r == 0, terminal, next_retry);
+}

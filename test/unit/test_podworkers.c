@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pod workers: one piece of work in flight per pod, the newest pending
+ * update replaces older ones, a kill is never replaced by a sync. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "kubelet/podworkers.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+struct recorder {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        /* the first work of uid "a" blocks until released */
+        bool block_first;
+        bool released;
+        int in_flight_a, max_in_flight_a;
+        char log[64][32];
+        int n;
+};
+
+static void work_fn(void *ctx, struct cri_client *cri, const struct pod_work *w)
+{
+        (void)cri;
+        struct recorder *r = ctx;
+        pthread_mutex_lock(&r->lock);
+        bool is_a = strcmp(w->uid, "a") == 0;
+        if (is_a) {
+                r->in_flight_a++;
+                if (r->in_flight_a > r->max_in_flight_a)
+                        r->max_in_flight_a = r->in_flight_a;
+        }
+        snprintf(r->log[r->n++], 32, "%s:%s", w->uid, w->name ? w->name : "?");
+        pthread_cond_broadcast(&r->cond);
+        while (is_a && r->block_first && !r->released)
+                pthread_cond_wait(&r->cond, &r->lock);
+        if (is_a)
+                r->in_flight_a--;
+        pthread_mutex_unlock(&r->lock);
+}
+
+static void submit(struct podworkers *pw, const char *uid, enum pod_work_kind kind, const char *tag)
+{
+        struct pod_work w = {
+            .kind = kind, .uid = xstrdup(uid), .name = xstrdup(tag), .grace_s = -1};
+        podworkers_submit(pw, &w);
+}
+
+static void wait_for_entries(struct recorder *r, int n)
+{
+        pthread_mutex_lock(&r->lock);
+        while (r->n < n)
+                pthread_cond_wait(&r->cond, &r->lock);
+        pthread_mutex_unlock(&r->lock);
+}
+
+static void wait_idle(struct podworkers *pw, const char *uid)
+{
+        for (int i = 0; i < 500 && podworkers_busy(pw, uid); i++)
+                usleep(10000);
+        assert_false(podworkers_busy(pw, uid));
+}
+
+static void test_newest_pending_replaces_older(void **state)
+{
+        (void)state;
+        struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                             .cond = PTHREAD_COND_INITIALIZER,
+                             .block_first = true};
+        struct podworkers *pw = podworkers_new(3, "/nonexistent.sock", 1000, work_fn, &r);
+        submit(pw, "a", POD_WORK_SYNC, "v1");
+        wait_for_entries(&r, 1);
+        /* v1 in flight: v2 and v3 queue up, only v3 must run */
+        submit(pw, "a", POD_WORK_SYNC, "v2");
+        submit(pw, "a", POD_WORK_SYNC, "v3");
+        pthread_mutex_lock(&r.lock);
+        r.released = true;
+        pthread_cond_broadcast(&r.cond);
+        pthread_mutex_unlock(&r.lock);
+        wait_idle(pw, "a");
+        assert_int_equal(r.n, 2);
+        assert_string_equal(r.log[0], "a:v1");
+        assert_string_equal(r.log[1], "a:v3");
+        assert_int_equal(r.max_in_flight_a, 1);
+        podworkers_free(pw);
+}
+
+static void test_kill_wins_over_sync(void **state)
+{
+        (void)state;
+        struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                             .cond = PTHREAD_COND_INITIALIZER,
+                             .block_first = true};
+        struct podworkers *pw = podworkers_new(2, "/nonexistent.sock", 1000, work_fn, &r);
+        submit(pw, "a", POD_WORK_SYNC, "v1");
+        wait_for_entries(&r, 1);
+        submit(pw, "a", POD_WORK_KILL, "kill");
+        struct pod_work late = {.kind = POD_WORK_SYNC, .uid = xstrdup("a"), .name = xstrdup("v2")};
+        assert_false(podworkers_submit(pw, &late)); /* dropped: a kill is pending */
+        pthread_mutex_lock(&r.lock);
+        r.released = true;
+        pthread_cond_broadcast(&r.cond);
+        pthread_mutex_unlock(&r.lock);
+        wait_idle(pw, "a");
+        assert_int_equal(r.n, 2);
+        assert_string_equal(r.log[1], "a:kill");
+        podworkers_free(pw);
+}
+
+static void test_pods_run_in_parallel(void **state)
+{
+        (void)state;
+        struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                             .cond = PTHREAD_COND_INITIALIZER,
+                             .block_first = true};
+        struct podworkers *pw = podworkers_new(2, "/nonexistent.sock", 1000, work_fn, &r);
+        submit(pw, "a", POD_WORK_SYNC, "v1");
+        wait_for_entries(&r, 1);
+        /* "a" is blocked; "b" must still be served by the other thread */
+        submit(pw, "b", POD_WORK_SYNC, "v1");
+        wait_for_entries(&r, 2);
+        assert_string_equal(r.log[1], "b:v1");
+        pthread_mutex_lock(&r.lock);
+        r.released = true;
+        pthread_cond_broadcast(&r.cond);
+        pthread_mutex_unlock(&r.lock);
+        wait_idle(pw, "a");
+        podworkers_free(pw);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_newest_pending_replaces_older),
+            cmocka_unit_test(test_kill_wins_over_sync),
+            cmocka_unit_test(test_pods_run_in_parallel),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
