@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/podworkers.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -96,6 +97,7 @@ static void *worker_thread(void *arg)
                 s->in_flight = true;
                 s->in_flight_kill = w.kind != POD_WORK_SYNC;
                 pthread_mutex_unlock(&pw->lock);
+                w.started_ms = fs_now_mono_ms();
 
                 pw->fn(pw->ctx, cri, &w);
                 pod_work_clear(&w);
@@ -180,6 +182,7 @@ bool podworkers_submit(struct podworkers *pw, struct pod_work *w)
         }
         if (s->has_pending)
                 pod_work_clear(&s->pending);
+        w->submitted_ms = fs_now_mono_ms();
         s->pending = *w;
         s->has_pending = true;
         memset(w, 0, sizeof(*w));

@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# Pod spec features a user relies on, checked on the real runtime: admission,
+# host namespaces, volumes, ports, resources, security context.
+
+load helpers
+load pods
+
+setup() {
+	runtime_up
+	MANIFESTS=$BATS_TEST_TMPDIR/manifests
+	mkdir -p "$MANIFESTS"
+}
+
+teardown() {
+	cleanup_agent
+}
+
+sleeper() { # NAME [EXTRA-SPEC-YAML]
+	cat >"$MANIFESTS/$1.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $1}
+	spec:
+	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+	$2
+	YAML
+}
+
+@test "admission: a pod over --max-pods is Failed with OutOfpods, the others run" {
+	sleeper a
+	start_agent "$MANIFESTS" --max-pods=1
+	wait_for -t 60 phase_is a Running
+	sleeper b
+	wait_for -t 30 phase_is b Failed
+	[ "$(pod_field b .status.reason)" = OutOfpods ]
+	[[ $(pod_field b .status.message) == *"Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"* ]]
+	[ -z "$(sandboxes_of b)" ]
+	[ "$(pod_phase a)" = Running ]
+}
+
+@test "admission: requests above allocatable cpu are rejected with OutOfcpu" {
+	cat >"$MANIFESTS/big.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: big}
+	spec:
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {requests: {cpu: "64"}}}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 30 phase_is big Failed
+	[ "$(pod_field big .status.reason)" = OutOfcpu ]
+	[ -z "$(sandboxes_of big)" ]
+}
+
+@test "hostNetwork pod sees the host's interfaces; hostPath and memory emptyDir mount" {
+	hostdir=$BATS_TEST_TMPDIR/hostdata
+	mkdir -p "$hostdir"
+	echo from-host >"$hostdir/in"
+	cat >"$MANIFESTS/hostnet.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: hostnet}
+	spec:
+	  hostNetwork: true
+	  volumes:
+	  - {name: h, hostPath: {path: $hostdir, type: Directory}}
+	  - {name: m, emptyDir: {medium: Memory}}
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, 'cat /h/in > /h/out; grep " /m " /proc/mounts > /h/mounts; exec sleep 3600']
+	    volumeMounts: [{name: h, mountPath: /h}, {name: m, mountPath: /m}]
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is hostnet Running
+	wait_for -t 20 test -s "$hostdir/mounts"
+	[ "$(cat "$hostdir/out")" = from-host ]
+	[[ $(cat "$hostdir/mounts") == tmpfs* ]]
+	ctr=$(running_containers_of hostnet)
+	run crictl exec "$ctr" cat /proc/net/dev
+	[[ $output == *ckb0* ]] # the host's bridge is visible: the host's network namespace
+}
+
+@test "a hostPath of type Directory that does not exist fails the pod's sync with a clear error" {
+	cat >"$MANIFESTS/nodir.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: nodir}
+	spec:
+	  volumes: [{name: h, hostPath: {path: /nonexistent/ckubelet-e2e, type: Directory}}]
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, volumeMounts: [{name: h, mountPath: /h}]}
+	YAML
+	sleeper fine
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is fine Running
+	wait_for -t 30 grep -q 'Error syncing pod.*nonexistent/ckubelet-e2e' "$CKUBELET_LOG"
+	[ "$(pod_phase nodir)" = Pending ]
+	[ -z "$(running_containers_of nodir)" ]
+}
+
+@test "hostPort maps to the pod's container port" {
+	cat >"$MANIFESTS/port.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: port}
+	spec:
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, 'echo port-ok > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']
+	    ports: [{containerPort: 8080, hostPort: 18080}]
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is port Running
+	run crictl inspectp "$(sandboxes_of port)"
+	[ "$(jq -r '.info.config.port_mappings[0].host_port // .info.config.portMappings[0].hostPort' <<<"$output")" = 18080 ]
+	# through the host port on the host's bridge address (portmap's DNAT)
+	wait_for -t 20 curl -sf --max-time 2 "http://10.88.0.1:18080/index.html"
+	run curl -sf --max-time 2 "http://10.88.0.1:18080/index.html"
+	[ "$output" = port-ok ]
+}
+
+@test "requests and limits reach the container's cgroup; Guaranteed pod cgroup" {
+	cat >"$MANIFESTS/res.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: res}
+	spec:
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    resources:
+	      limits: {cpu: 250m, memory: 64Mi}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is res Running
+	[ "$(pod_field res .status.qosClass)" = Guaranteed ]
+	uid=$(pod_uid res)
+	pod_cg=/sys/fs/cgroup/memory/ckubelet-e2e/kubepods/pod$uid
+	[ -d "$pod_cg" ]
+	[ "$(cat "$pod_cg/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
+	[ "$(cat /sys/fs/cgroup/cpu/ckubelet-e2e/kubepods/pod$uid/cpu.cfs_quota_us)" -eq 25000 ]
+	ctr=$(running_containers_of res)
+	run crictl inspect "$ctr"
+	[ "$(jq -r '.info.runtimeSpec.linux.resources.memory.limit' <<<"$output")" -eq $((64 * 1024 * 1024)) ]
+	[ "$(jq -r '.info.runtimeSpec.linux.resources.cpu.shares' <<<"$output")" -eq 256 ]
+	[ "$(jq -r '.info.runtimeSpec.linux.resources.cpu.quota' <<<"$output")" -eq 25000 ]
+	[[ $(jq -r '.info.runtimeSpec.linux.cgroupsPath' <<<"$output") == */ckubelet-e2e/kubepods/pod$uid/* ]]
+}
+
+@test "securityContext: runAsUser/Group, readOnlyRootFilesystem, dropped capabilities" {
+	cat >"$MANIFESTS/sec.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: sec}
+	spec:
+	  securityContext: {runAsUser: 1234, runAsGroup: 5678}
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    securityContext:
+	      readOnlyRootFilesystem: true
+	      capabilities: {drop: [ALL]}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is sec Running
+	ctr=$(running_containers_of sec)
+	run crictl exec "$ctr" id
+	[[ $output == "uid=1234 gid=5678"* ]]
+	run crictl exec "$ctr" touch /newfile
+	[ "$status" -ne 0 ]
+	run crictl exec "$ctr" grep CapEff /proc/self/status
+	[[ $output == *0000000000000000* ]]
+}
+
+@test "an image that is not present with pullPolicy Never waits with ErrImageNeverPull" {
+	cat >"$MANIFESTS/never.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: neverpull}
+	spec:
+	  containers:
+	  - {name: main, image: localhost/absent:1.0, imagePullPolicy: Never}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 eval '[[ $(pod_field neverpull ".status.containerStatuses[0].state.waiting.reason // empty") == ErrImageNeverPull ]]'
+	[ "$(pod_phase neverpull)" = Pending ]
+}
