@@ -21,6 +21,7 @@ struct cri_client {
         struct grpc_conn *conn; /* NULL when the endpoint is invalid */
         char *endpoint_error;   /* why, then: every call fails with it */
         int64_t timeout_ms;
+        int64_t busy_us; /* time spent inside calls, for cri_client_busy_us() */
 };
 
 static const char runtime_service[] = "RuntimeService";
@@ -103,6 +104,7 @@ static int cri_call(struct cri_client *c, const char *service, const char *metho
         cleanup_free uint8_t *resp = NULL;
         size_t resp_len = 0;
         int ret = grpc_unary(c->conn, path, req_buf, req_len, timeout_ms, &resp, &resp_len, err);
+        c->busy_us += now_us() - start;
         double ms = (double)(now_us() - start) / 1000.0;
         if (ret < 0) {
                 ck_error_wrap(err, "CRI %s", method);
@@ -406,4 +408,9 @@ int cri_list_images(struct cri_client *c, Runtime__V1__ListImagesResponse **out,
 {
         Runtime__V1__ListImagesRequest req = RUNTIME__V1__LIST_IMAGES_REQUEST__INIT;
         return CALL(c, image_service, "ListImages", req, list_images_response, 0, out, err);
+}
+
+int64_t cri_client_busy_us(const struct cri_client *c)
+{
+        return c ? c->busy_us : 0;
 }

@@ -46,6 +46,10 @@ void cri_client_free(struct cri_client *c);
 #define cleanup_cri_client __attribute__((cleanup(cri_client_freep)))
 void cri_client_freep(struct cri_client **c);
 
+/* Total time this client has spent inside calls (microseconds): the
+ * kubelet subtracts it from a sync's wall time to see its own share. */
+int64_t cri_client_busy_us(const struct cri_client *c);
+
 /* RuntimeService */
 int cri_version(struct cri_client *c, Runtime__V1__VersionResponse **out, ck_error_t *err);
 int cri_status(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);

@@ -97,7 +97,7 @@ static void *worker_thread(void *arg)
                 s->in_flight = true;
                 s->in_flight_kill = w.kind != POD_WORK_SYNC;
                 pthread_mutex_unlock(&pw->lock);
-                w.started_ms = fs_now_mono_ms();
+                w.started_us = fs_now_mono_us();
 
                 pw->fn(pw->ctx, cri, &w);
                 pod_work_clear(&w);
@@ -182,7 +182,7 @@ bool podworkers_submit(struct podworkers *pw, struct pod_work *w)
         }
         if (s->has_pending)
                 pod_work_clear(&s->pending);
-        w->submitted_ms = fs_now_mono_ms();
+        w->submitted_us = fs_now_mono_us();
         s->pending = *w;
         s->has_pending = true;
         memset(w, 0, sizeof(*w));

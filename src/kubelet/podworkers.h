@@ -31,10 +31,10 @@ struct pod_work {
         char *namespace;
         int64_t grace_s; /* kill: -1 = the pod's own */
         /* set by the pool: when the work was submitted and when a thread
-         * took it (CLOCK_MONOTONIC ms); their difference is the time the
+         * took it (CLOCK_MONOTONIC us); their difference is the time the
          * work waited for a free worker */
-        int64_t submitted_ms;
-        int64_t started_ms;
+        int64_t submitted_us;
+        int64_t started_us;
 };
 
 /* Runs one piece of work on a worker thread with that thread's CRI client.

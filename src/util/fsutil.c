@@ -377,11 +377,16 @@ int fs_remove_all(const char *path, ck_error_t *err)
         return 0;
 }
 
-int64_t fs_now_mono_ms(void)
+int64_t fs_now_mono_us(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t fs_now_mono_ms(void)
+{
+        return fs_now_mono_us() / 1000;
 }
 
 int64_t fs_now_real_ns(void)

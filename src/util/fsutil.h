@@ -39,6 +39,7 @@ int fs_remove_all(const char *path, ck_error_t *err);
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in milliseconds / nanoseconds. */
 int64_t fs_now_mono_ms(void);
+int64_t fs_now_mono_us(void);
 int64_t fs_now_real_ns(void);
 
 /* RFC 3339 timestamp "2026-11-29T23:18:06Z" for a realtime ns value

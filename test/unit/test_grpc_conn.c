@@ -25,6 +25,7 @@ struct plan {
         size_t chunk;
         bool close_after, goaway_after, abandon_after;
         bool compressed, oversized;
+        size_t big_reply; /* > 0: answer with this many bytes instead of the echo */
 };
 
 static void handler(struct fake_server *s, const struct fake_request *req, struct fake_reply *reply)
@@ -48,6 +49,13 @@ static void handler(struct fake_server *s, const struct fake_request *req, struc
                 } else {
                         grpc_write_message_prefix(reply->body, GRPC_MAX_MESSAGE_SIZE + 1);
                 }
+                return;
+        }
+        if (p->big_reply > 0) {
+                reply->body = malloc(p->big_reply);
+                for (size_t i = 0; i < p->big_reply; i++)
+                        reply->body[i] = (uint8_t)i;
+                reply->body_len = p->big_reply;
                 return;
         }
         /* Echo the request message back. */
@@ -137,18 +145,41 @@ static void test_unary_call_sends_grpc_headers_and_gets_the_message(void **state
         assert_int_equal(atomic_load(&f->server->connections), 1);
 }
 
-static void test_large_message_in_many_frames(void **state)
+static void test_large_messages_in_many_frames(void **state)
 {
         struct fixture *f = *state;
-        size_t n = 3 * 1024 * 1024; /* beyond the default 64 KiB windows */
-        char *big = malloc(n + 1);
-        for (size_t i = 0; i < n; i++)
+        /* A large response (a ListContainers of a busy node): many DATA frames,
+         * far beyond HTTP/2's default 64 KiB window. */
+        size_t n = 12 * 1024 * 1024;
+        f->plan.big_reply = n;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        int64_t start = mono_ms();
+        if (grpc_unary(f->conn, "/runtime.v1.RuntimeService/ListContainers", NULL, 0, 20000, &resp,
+                       &len, &err) < 0)
+                fail_msg("call failed: %s", ck_error_msg(err));
+        int64_t took = mono_ms() - start;
+        assert_int_equal(len, n);
+        for (size_t i = 0; i < n; i += 4093)
+                assert_int_equal(resp[i], (uint8_t)i);
+        free(resp);
+        f->plan.big_reply = 0;
+        /* our windows are large: no WINDOW_UPDATE round trip per 64 KiB */
+        assert_true(took < 10000);
+
+        /* A request larger than the server's 64 KiB window: sent as the
+         * server opens its window. */
+        size_t m = 256 * 1024;
+        char *big = malloc(m + 1);
+        for (size_t i = 0; i < m; i++)
                 big[i] = (char)('a' + i % 26);
-        big[n] = '\0';
+        big[m] = '\0';
         call_ok(f, big);
-        f->plan.chunk = 3; /* prefix split across DATA frames */
-        call_ok(f, "tiny frames");
         free(big);
+
+        f->plan.chunk = 3; /* the prefix split across DATA frames */
+        call_ok(f, "tiny frames");
 }
 
 static void test_error_status_with_message(void **state)
@@ -194,7 +225,10 @@ static void test_compressed_and_oversized_messages_are_rejected(void **state)
 {
         struct fixture *f = *state;
         f->plan.compressed = true;
+        int64_t start = mono_ms();
         ck_error_t err = call_fail(f, 5000);
+        /* rejected as soon as the prefix arrives, not at the deadline */
+        assert_true(mono_ms() - start < 2500);
         assert_int_equal(err->code, GRPC_INTERNAL);
         assert_non_null(strstr(err->msg, "compressed"));
         ck_error_release(&err);
@@ -310,7 +344,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_unary_call_sends_grpc_headers_and_gets_the_message,
                                             setup, teardown),
-            cmocka_unit_test_setup_teardown(test_large_message_in_many_frames, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_large_messages_in_many_frames, setup, teardown),
             cmocka_unit_test_setup_teardown(test_error_status_with_message, setup, teardown),
             cmocka_unit_test_setup_teardown(test_trailers_only_response, setup, teardown),
             cmocka_unit_test_setup_teardown(test_non_200_http_status, setup, teardown),
