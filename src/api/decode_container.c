@@ -445,7 +445,8 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
                 ferr_required(d, ip, "");
         }
         cleanup_free char *tp = path_child(path, "terminationMessagePolicy");
-        if (!str_eq(out->termination_message_policy, "File") &&
+        if (out->termination_message_policy && /* NULL: a type error, reported already */
+            !str_eq(out->termination_message_policy, "File") &&
             !str_eq(out->termination_message_policy, "FallbackToLogsOnError")) {
                 static const char *const policies[] = {"File", "FallbackToLogsOnError", NULL};
                 ferr_not_supported(d, tp, out->termination_message_policy, policies);

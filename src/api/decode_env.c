@@ -23,10 +23,10 @@ static bool str_eq(const char *a, const char *b)
 static bool split_subscript(const char *fp, char **path, char **subscript)
 {
         size_t n = strlen(fp);
-        if (n < 4 || strcmp(fp + n - 2, "']") != 0)
+        if (n < 2 || strcmp(fp + n - 2, "']") != 0)
                 return false;
         const char *open = strstr(fp, "['");
-        if (open == NULL || open + 2 > fp + n - 2)
+        if (open == NULL || open == fp || open + 2 > fp + n - 2)
                 return false;
         *path = xstrndup(fp, (size_t)(open - fp));
         *subscript = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));

@@ -110,15 +110,13 @@ static void decode_tcp_socket(struct dctx *d, json_t *o, const char *path, struc
 
 static void decode_grpc(struct dctx *d, json_t *o, const char *path, struct handler *h)
 {
-        int32_t port = 0;
         get_int32(d, o, path, "port", &h->port.ival);
-        port = h->port.ival;
-        if (jget(o, "service") == NULL)
-                json_object_set_new(o, "service", json_string(""));
+        set_default_string(o, "service", ""); /* grpc.service defaults to "" */
         get_string(d, o, path, "service", &h->grpc_service);
-        cleanup_free char *pp = path_child(path, "port");
-        if (port < 1 || port > 65535)
-                ferr_invalid_int(d, pp, port, "must be between 1 and 65535, inclusive");
+        if (h->port.ival < 1 || h->port.ival > 65535) {
+                cleanup_free char *pp = path_child(path, "port");
+                ferr_invalid_int(d, pp, h->port.ival, "must be between 1 and 65535, inclusive");
+        }
 }
 
 static void decode_sleep(struct dctx *d, json_t *o, const char *path, struct handler *h)

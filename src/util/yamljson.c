@@ -436,6 +436,8 @@ out:
 int yamljson_parse(const char *buf, size_t len, json_t **out, ck_error_t *err)
 {
         *out = NULL;
+        if (buf == NULL || len == 0)
+                return ck_error_make(err, 0, "empty document");
         size_t i = 0;
         while (i < len && isspace((unsigned char)buf[i]))
                 i++;

@@ -362,6 +362,8 @@ static void test_validation_errors(void **state)
              "32-bit integer"},
             {META "spec: {containers: [{name: a, image: [x]}]}\n",
              "spec.containers[0].image: Invalid value: [\"x\"]: must be a string"},
+            {META "spec: {containers: [{name: a, image: x, terminationMessagePolicy: 5}]}\n",
+             "spec.containers[0].terminationMessagePolicy: Invalid value: 5: must be a string"},
             {META "spec: {containers: [{name: a, image: x, tty: \"yes\"}]}\n",
              "spec.containers[0].tty: Invalid value: \"yes\": must be a boolean"},
             {"metadata: {name: p, labels: {a: [1]}}\nspec: {" ONE "}\n",
