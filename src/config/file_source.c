@@ -183,6 +183,14 @@ static int decode_manifest(struct file_source *fs, const char *path, const char 
         cleanup_json json_t *obj = NULL;
         if (yamljson_parse(buf, len, &obj, err) < 0)
                 return -1;
+        /* As upstream's universal decoder: a manifest names what it is. */
+        const char *kind = json_string_value(json_object_get(obj, "kind"));
+        const char *version = json_string_value(json_object_get(obj, "apiVersion"));
+        if (!json_is_object(obj) || kind == NULL || version == NULL)
+                return ck_error_make(err, 0, "Object 'Kind' or 'apiVersion' is missing");
+        if (strcmp(kind, "Pod") != 0 || strcmp(version, "v1") != 0)
+                return ck_error_make(err, 0, "invalid pod: a manifest must be a v1 Pod, not %s/%s",
+                                     version, kind);
         if (file_source_apply_defaults(obj, fs->node_name, path, "file", err) < 0)
                 return -1;
         struct pod *pod = NULL;

@@ -296,6 +296,12 @@ static void test_good_pods_only(void **state)
         write_file(f, "noimage.yaml",
                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: noimg\n"
                    "spec:\n  containers:\n  - name: main\n");
+        write_file(f, "nokind.yaml",
+                   "metadata:\n  name: nokind\nspec:\n  containers:\n  - name: main\n"
+                   "    image: localhost/busybox:1.35\n");
+        write_file(f, "deploy.yaml",
+                   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: deploy\n"
+                   "spec:\n  containers:\n  - name: main\n    image: localhost/busybox:1.35\n");
         write_pod(f, ".hidden.yaml", "hidden", "localhost/busybox:1.35");
         char sub[128];
         snprintf(sub, sizeof(sub), "%s/subdir", f->dir);
@@ -328,6 +334,8 @@ static void test_good_pods_only(void **state)
         /* each bad file is named in an error */
         assert_true(log_names_error(f, "broken.yaml"));
         assert_true(log_names_error(f, "noimage.yaml"));
+        assert_true(log_names_error(f, "nokind.yaml"));
+        assert_true(log_names_error(f, "deploy.yaml"));
 
         /* rescans without changes: no new snapshot, same UIDs */
         int before = snapshots(f);
