@@ -81,7 +81,8 @@ wait_for() {
 	done
 }
 
-# start_ckubelet MANIFEST_DIR [FLAGS...]: run the agent in the background.
+# start_ckubelet MANIFEST_DIR [FLAGS...]: run the agent in the background
+# (MANIFEST_DIR "": no --pod-manifest-path, e.g. when --config sets it).
 # Sets CKUBELET_PID, CKUBELET_LOG, CKUBELET_ROOT; waits until its read-only
 # port answers /healthz (CKUBELET_READY_TIMEOUT seconds, default 30).
 start_ckubelet() {
@@ -101,7 +102,7 @@ start_ckubelet() {
 	# 3>&-: bats waits for fd 3 to close before it finishes a test.
 	"$BUILD/ckubelet" \
 		--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" \
-		--pod-manifest-path="$manifests" \
+		${manifests:+--pod-manifest-path="$manifests"} \
 		--root-dir="$CKUBELET_ROOT" \
 		--hostname-override=e2e-node \
 		--read-only-port="$CKUBELET_READ_ONLY_PORT" \
