@@ -77,11 +77,20 @@ $(BUILD)/asan/unit/%: test/unit/%.c $(BUILD)/asan/libckubelet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $(PKG_CFLAGS) -Itest/unit $< -o $@ $(BUILD)/asan/libckubelet.a $(LIBS) -lcmocka
 
-# Fuzz targets: clang + libFuzzer over the library sources.
-$(BUILD)/fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+# Fuzz targets: clang + libFuzzer; the library is built once, instrumented.
+FUZZ_CFLAGS := $(BASE_CFLAGS) -Wno-unused-command-line-argument -O1 -g $(PKG_CFLAGS)
+FUZZ_OBJS   := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/fuzz/obj/gen/%.o,$(GEN_SRCS))
+$(BUILD)/fuzz/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument -O1 -g -fsanitize=fuzzer,address,undefined \
-	  $(PKG_CFLAGS) -Wno-unused-parameter $< $(LIB_SRCS) $(GEN_SRCS) -o $@ $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -Wno-unused-parameter -c $< -o $@
+$(BUILD)/fuzz/obj/%.o: src/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+$(BUILD)/fuzz/libckubelet.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/fuzz/%: test/fuzz/%.c $(BUILD)/fuzz/libckubelet.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< -o $@ $(BUILD)/fuzz/libckubelet.a $(LIBS)
 
 unit: $(UNIT_BINS)
 	@test/run-unit $(BUILD)/unit $(UNIT_BINS)
@@ -111,4 +120,4 @@ bench: deps all
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
