@@ -11,6 +11,7 @@
 #   CK_CLUSTER_DIR    the cluster's state directory
 # The cluster stays up after the suite (later suites reuse it); test/run-e2e
 # brings it down at the end. By hand: hack/local-cluster down.
+# kubectl keeps its discovery cache in the cluster directory, not ~/.kube.
 
 E2E_REPO=${E2E_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CK_CLUSTER_DIR=${CK_CLUSTER_DIR:-/var/lib/ckubelet-cluster}
@@ -55,7 +56,8 @@ kubectl() {
 		echo "kubectl: ADMIN_KUBECONFIG unset: call cluster_up first" >&2
 		return 1
 	}
-	"$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" --request-timeout=30s "$@"
+	"$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" --cache-dir "$CK_CLUSTER_DIR/kubectl-cache" \
+		--request-timeout=30s "$@"
 }
 
 # node_kubectl ARGS...: kubectl with the node's credentials
@@ -65,5 +67,6 @@ node_kubectl() {
 		echo "node_kubectl: NODE_KUBECONFIG unset: call cluster_up first" >&2
 		return 1
 	}
-	"$KUBECTL" --kubeconfig "$NODE_KUBECONFIG" --request-timeout=30s "$@"
+	"$KUBECTL" --kubeconfig "$NODE_KUBECONFIG" --cache-dir "$CK_CLUSTER_DIR/kubectl-cache" \
+		--request-timeout=30s "$@"
 }

@@ -1,7 +1,8 @@
-// The tools module: pins the upstream binaries the tests drive (crictl, and
-// later kube-apiserver, etcd, ...). test/tools/build builds them into a cache
-// keyed by version. Add a tool with `go get -tool <package>@<version>` and a
-// line in test/tools/build's TOOLS table.
+// The tools module: pins the upstream binaries the tests drive (crictl here;
+// the Kubernetes control plane and kubectl in k8s/go.mod, etcd in etcd/go.mod:
+// their dependency graphs conflict with this one). test/tools/build builds them
+// into a cache keyed by version. Add a tool with `go get -tool <package>@<version>`
+// and a line in test/tools/build's TOOLS table.
 module ckubelet.dev/tools
 
 go 1.26.6
