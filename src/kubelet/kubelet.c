@@ -17,7 +17,9 @@
 #define HOUSEKEEPING_PERIOD_MS 2000 /* upstream housekeepingPeriod */
 #define PLEG_RELIST_PERIOD_MS 1000  /* upstream genericPlegRelistPeriod */
 #define SYNC_ERROR_BACKOFF_MS 10000 /* upstream backOffPeriod for a failed sync */
-#define POD_WORKER_THREADS 4
+/* upstream runs a goroutine per pod; 16 threads keep a burst of pods from
+ * queueing behind a few long syncs or kills (bench/README.md) */
+#define POD_WORKER_THREADS 16
 
 /* ---- event queue ------------------------------------------------------ */
 
@@ -155,9 +157,14 @@ static void sync_record(struct kubelet *kl, struct pod_record *r)
         if (r->rejected || r->terminal)
                 return;
         r->next_sync_ms = fs_now_mono_ms() + kl->cfg->sync_frequency_ms;
-        if (r->deleting)
+        if (r->deleting) {
+                /* one kill at a time: PLEG events and timers of a dying pod
+                 * must not queue more kills behind it */
+                if (r->kill_in_flight)
+                        return;
+                r->kill_in_flight = true;
                 submit(kl, POD_WORK_KILL, r->pod, r->pod->uid, r->pod->name, r->pod->namespace);
-        else
+        } else
                 submit(kl, POD_WORK_SYNC, r->pod, r->pod->uid, NULL, NULL);
 }
 
@@ -269,6 +276,22 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
         kl->sources_ready = true;
 }
 
+/* Drops uid from the last relist: its pod was just removed, and the relist
+ * that still shows it must not make housekeeping clean it up again. */
+static void forget_runtime_uid(struct kubelet *kl, const char *uid)
+{
+        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
+                struct kl_runtime_uid *u = &kl->runtime_uids[i];
+                if (strcmp(u->uid, uid) != 0)
+                        continue;
+                free(u->uid);
+                free(u->name);
+                free(u->namespace);
+                *u = kl->runtime_uids[--kl->n_runtime_uids];
+                return;
+        }
+}
+
 static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
 {
         struct pod_record *r = record_find(kl, ev->uid);
@@ -276,8 +299,10 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                 return;
         int64_t now = fs_now_mono_ms();
         if (ev->work_kind == POD_WORK_KILL && r->deleting) {
+                r->kill_in_flight = false;
                 if (ev->ok) {
                         LOG_INFO(2, "Pod removed", "pod=\"%s\"", pod_full_name(r->pod));
+                        forget_runtime_uid(kl, r->pod->uid);
                         record_remove(kl, r);
                 } else {
                         r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
@@ -549,7 +574,8 @@ void kubelet_free(struct kubelet *kl)
                 return;
         file_source_stop(kl->files);
         pleg_stop(kl->pleg);
-        podworkers_free(kl->workers);
+        if (!podworkers_free(kl->workers))
+                return; /* busy workers still use the rest: the process is exiting */
         readonly_server_stop(kl->server);
         for (struct kl_event *ev = kl->q_head, *next; ev; ev = next) {
                 next = ev->next;

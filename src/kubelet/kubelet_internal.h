@@ -53,8 +53,9 @@ struct pod_record {
         struct pod *pod;
         bool admitted; /* passed admission (or rejected: then never synced) */
         bool rejected;
-        bool deleting; /* left its source: being killed */
-        bool terminal; /* Succeeded / Failed and stopped: no more syncs */
+        bool deleting;       /* left its source: being killed */
+        bool kill_in_flight; /* its kill is submitted and not finished */
+        bool terminal;       /* Succeeded / Failed and stopped: no more syncs */
         int64_t next_sync_ms;
 };
 

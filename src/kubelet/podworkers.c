@@ -6,6 +6,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
+
+#define PODWORKERS_STOP_TIMEOUT_S 2
 
 /* One UID's state: in flight or not, and at most one pending work item. */
 struct pod_slot {
@@ -136,16 +139,30 @@ struct podworkers *podworkers_new(int n_threads, const char *endpoint, int64_t t
         return pw;
 }
 
-void podworkers_free(struct podworkers *pw)
+bool podworkers_free(struct podworkers *pw)
 {
         if (pw == NULL)
-                return;
+                return true;
         pthread_mutex_lock(&pw->lock);
         pw->stopping = true;
         pthread_cond_broadcast(&pw->cond);
         pthread_mutex_unlock(&pw->lock);
+        /* Work in flight may be a kill waiting out a grace period: give it a
+         * moment, then leave it.  The agent is exiting, and like upstream it
+         * does not wait for pods to stop; the next start adopts them. */
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += PODWORKERS_STOP_TIMEOUT_S;
+        bool all_joined = true;
         for (int i = 0; i < pw->n_threads; i++)
-                pthread_join(pw->threads[i], NULL);
+                if (pthread_timedjoin_np(pw->threads[i], NULL, &deadline) != 0) {
+                        pthread_detach(pw->threads[i]);
+                        all_joined = false;
+                }
+        if (!all_joined) {
+                LOG_WARN("Pod workers still busy at shutdown; leaving them");
+                return false; /* their state stays allocated: they may still use it */
+        }
         for (size_t i = 0; i < pw->n_slots; i++) {
                 if (pw->slots[i]->has_pending)
                         pod_work_clear(&pw->slots[i]->pending);
@@ -158,6 +175,7 @@ void podworkers_free(struct podworkers *pw)
         pthread_mutex_destroy(&pw->lock);
         pthread_cond_destroy(&pw->cond);
         free(pw);
+        return true;
 }
 
 bool podworkers_submit(struct podworkers *pw, struct pod_work *w)

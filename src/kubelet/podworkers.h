@@ -45,8 +45,11 @@ struct podworkers;
 
 struct podworkers *podworkers_new(int n_threads, const char *endpoint, int64_t timeout_ms,
                                   pod_work_fn fn, void *ctx);
-/* Waits for the work in flight to finish, drops what is pending. */
-void podworkers_free(struct podworkers *pw);
+/* Drops what is pending and waits a little (2 s) for the work in flight;
+ * threads still busy then are left running (the process is exiting). */
+/* Returns false if threads were left running: then whatever they use (the
+ * kubelet's runtime, status store...) must not be freed either. */
+bool podworkers_free(struct podworkers *pw);
 
 /* Submits work (takes ownership of *w's contents; w itself is copied).
  * Returns false (and frees the contents) if it was dropped because a kill

@@ -14,6 +14,7 @@
 #include "volume/volume.h"
 
 #include <string.h>
+#include <time.h>
 
 #define NETWORK_STATUS_TTL_MS 5000 /* upstream runtime status updates every 5 s */
 
@@ -76,9 +77,11 @@ static void post_done(struct kubelet *kl, const struct pod_work *w, bool ok, boo
 }
 
 /* Generates and stores the API status; returns its phase (static string). */
-static const char *update_status(struct kubelet *kl, const struct pod *pod,
-                                 const struct runtime_pod_status *rs,
-                                 const struct kuberuntime_sync_result *sync, bool network_ready)
+static const char *update_status_failed(struct kubelet *kl, const struct pod *pod,
+                                        const struct runtime_pod_status *rs,
+                                        const struct kuberuntime_sync_result *sync,
+                                        bool network_ready, const char *fail_reason,
+                                        const char *fail_message)
 {
         cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
         struct status_input in = {
@@ -89,11 +92,50 @@ static const char *update_status(struct kubelet *kl, const struct pod *pod,
             .runtime_name = kl->runtime_name,
             .host_ip = kl->node_ip,
             .network_ready = network_ready,
+            .reject_reason = fail_reason,
+            .reject_message = fail_message,
+            .terminal_failed = fail_reason != NULL,
             .now_ns = fs_now_real_ns(),
         };
         const char *phase = status_phase(&in);
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
         return phase;
+}
+
+static const char *update_status(struct kubelet *kl, const struct pod *pod,
+                                 const struct runtime_pod_status *rs,
+                                 const struct kuberuntime_sync_result *sync, bool network_ready)
+{
+        return update_status_failed(kl, pod, rs, sync, network_ready, NULL, NULL);
+}
+
+/* The pod's status.startTime (realtime ns), 0 if it has none yet. */
+static int64_t pod_start_time_ns(struct kubelet *kl, const struct pod *pod)
+{
+        cleanup_json json_t *st = status_store_get_status(kl->status, pod->uid);
+        const char *t = json_string_value(json_object_get(st, "startTime"));
+        struct tm tm = {0};
+        if (t == NULL || strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm) == NULL)
+                return 0;
+        return (int64_t)timegm(&tm) * 1000000000LL;
+}
+
+/* activeDeadlineSeconds (upstream pkg/kubelet/active_deadline.go): true if
+ * the pod has been active longer than its deadline; else, when it has one,
+ * *recheck_ms is when to look again (CLOCK_MONOTONIC). */
+static bool past_active_deadline(struct kubelet *kl, const struct pod *pod, int64_t *recheck_ms)
+{
+        if (!pod->has_active_deadline_seconds)
+                return false;
+        int64_t start = pod_start_time_ns(kl, pod);
+        if (start == 0)
+                return false;
+        int64_t left_ms =
+            (start + pod->active_deadline_seconds * 1000000000LL - fs_now_real_ns()) / 1000000;
+        if (left_ms <= 0)
+                return true;
+        *recheck_ms = fs_now_mono_ms() + left_ms + 1;
+        return false;
 }
 
 /* Kill everything of a pod and remove it: containers, sandboxes, logs,
@@ -148,6 +190,24 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
                 ret = 0;
                 goto out;
         }
+        int64_t deadline_check_ms = 0;
+        if (past_active_deadline(kl, pod, &deadline_check_ms)) {
+                LOG_INFO(0, "Pod was active on the node longer than the specified deadline",
+                         "pod=\"%s\" activeDeadlineSeconds=%lld", pod_full_name(pod),
+                         (long long)pod->active_deadline_seconds);
+                /* The status says Failed at once; stopping the containers
+                 * may then take their grace period (as upstream). */
+                update_status_failed(kl, pod, rs, NULL, net_ready, "DeadlineExceeded",
+                                     "Pod was active on the node longer than the specified "
+                                     "deadline");
+                if (kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err) < 0) {
+                        ck_error_wrap(err, "stop pod past its active deadline");
+                        goto out;
+                }
+                *terminal = true;
+                ret = 0;
+                goto out;
+        }
         /* d: the network must be ready, unless the pod uses the host's. */
         if (!net_ready && !pod->host_network) {
                 ck_error_make(err, 0, "network is not ready: %s", net_msg ? net_msg : "unknown");
@@ -180,6 +240,8 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
         }
         update_status(kl, pod, rs, &result, net_ready);
         *next_retry_ms = result.next_retry_ms;
+        if (deadline_check_ms > 0 && (*next_retry_ms == 0 || deadline_check_ms < *next_retry_ms))
+                *next_retry_ms = deadline_check_ms;
         ret = 0;
 out:
         kv_list_release(&volume_paths);
