@@ -57,10 +57,21 @@ runtime_has_nothing_of() { # POD
 }
 count_lines() { grep -c . || true; }
 
+# remove_e2e_pods: stop and remove the sandboxes of this suite's node only
+# (static pod names end in -e2e-node), leaving anything else in the runtime.
+remove_e2e_pods() {
+	local id
+	for id in $(crictl pods -o json | jq -r --arg s "-$E2E_NODE" \
+		'.items[] | select(.metadata.name | endswith($s)) | .id'); do
+		crictl stopp "$id" >/dev/null || true
+		crictl rmp -f "$id" >/dev/null || true
+	done
+}
+
 # cleanup_agent: stop the agent, remove every pod it made, the e2e cgroups.
 cleanup_agent() {
 	stop_ckubelet
-	remove_all_pods
+	remove_e2e_pods
 	local d
 	for d in /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"; do
 		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
