@@ -54,6 +54,28 @@ static void add_expanded(size_t *n, char ***arr, const struct str_list *in,
         }
 }
 
+/* lifecycle.stopSignal as the CRI enum (upstream signalNameToRuntimeEnum:
+ * "SIGRTMIN+1" is SIGRTMINPLUS1, "SIGRTMAX-1" SIGRTMAXMINUS1); the decoder
+ * admitted only known names; RUNTIME_DEFAULT (the image's) otherwise. */
+static Runtime__V1__Signal stop_signal(const char *name)
+{
+        char buf[32];
+        size_t o = 0;
+        for (const char *p = name; *p != '\0' && o + 6 < sizeof(buf); p++) {
+                const char *w = *p == '+' ? "PLUS" : *p == '-' ? "MINUS" : NULL;
+                if (w != NULL) {
+                        memcpy(buf + o, w, strlen(w));
+                        o += strlen(w);
+                } else {
+                        buf[o++] = *p;
+                }
+        }
+        buf[o] = '\0';
+        const ProtobufCEnumValue *v =
+            protobuf_c_enum_descriptor_get_value_by_name(&runtime__v1__signal__descriptor, buf);
+        return v != NULL ? (Runtime__V1__Signal)v->value : RUNTIME__V1__SIGNAL__RUNTIME_DEFAULT;
+}
+
 int kuberuntime_container_config(const struct kuberuntime_options *opts, const struct pod *pod,
                                  const struct container *c, int32_t restart_count,
                                  const char *pod_ip, const struct kv_list *volume_paths,
@@ -89,6 +111,8 @@ int kuberuntime_container_config(const struct kuberuntime_options *opts, const s
         cfg->stdin = c->stdin_open;
         cfg->stdin_once = c->stdin_once;
         cfg->tty = c->tty;
+        if (c->stop_signal != NULL)
+                cfg->stop_signal = stop_signal(c->stop_signal);
 
         Runtime__V1__LinuxContainerConfig *lc = xmalloc(sizeof(*lc));
         runtime__v1__linux_container_config__init(lc);

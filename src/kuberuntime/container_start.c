@@ -196,5 +196,20 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                  "pod=\"%s\" container=\"%s\" containerID=\"%s\" restartCount=%" PRId32
                  " create=\"%" PRId64 "ms\" start=\"%" PRId64 "ms\"",
                  who, c->name, id, restart_count, t1 - t0, t2 - t1);
+
+        /* upstream startContainer step 4: the postStart hook, synchronously;
+         * when it fails the container is killed and waits to be restarted
+         * (restartPolicy, crash loop backoff) */
+        cleanup_free char *hook_msg = NULL;
+        if (kuberuntime__run_post_start(rt, cri, pod, c, id, pod_ip, &hook_msg) < 0) {
+                if (kuberuntime__kill_container(rt, cri, pod, id, c->name,
+                                                KR_KILL_REASON_POST_START, pod_ip, &err) < 0)
+                        LOG_ERROR("Failed to kill container",
+                                  "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" "
+                                  "containerID=\"%s\" err=\"%s\"",
+                                  who, pod->uid, c->name, id, ck_error_msg(err));
+                kuberuntime__set_waiting(result, c->name, "PostStartHookError", "%s", hook_msg);
+                return -1;
+        }
         return 0;
 }

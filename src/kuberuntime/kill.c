@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static bool is_not_found(ck_error_t err)
@@ -37,127 +38,191 @@ static const struct container *spec_by_name(const struct pod *pod, const char *n
         return NULL;
 }
 
-static bool parse_int64(const char *s, int64_t *out)
+/* upstream setTerminationGracePeriod and the override (an orphan's grace
+ * comes from its annotations); the minimum is applied after the preStop
+ * hook and the termination order took their share
+ * (kuberuntime__stop_grace). */
+static int64_t grace_period(const struct pod *pod, const char *name, const char *reason,
+                            int64_t override_s)
 {
-        if (s == NULL || *s == '\0')
-                return false;
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno != 0 || *end != '\0')
-                return false;
-        *out = v;
-        return true;
+        if (override_s >= 0)
+                return override_s;
+        if (pod->has_deletion_grace_period_seconds)
+                return pod->deletion_grace_period_seconds;
+        const struct container *c = name ? spec_by_name(pod, name) : NULL;
+        if (reason != NULL && strcmp(reason, KILL_REASON_LIVENESS) == 0 && c != NULL &&
+            c->liveness_probe != NULL && c->liveness_probe->has_termination_grace_period_seconds)
+                return c->liveness_probe->termination_grace_period_seconds;
+        return pod->termination_grace_period_seconds;
 }
 
-/* An orphan's grace period from its container's annotations (upstream
- * restoreSpecsFromContainerLabels): deletion grace, else termination grace. */
-static int64_t orphan_grace(struct cri_client *cri, const char *container_id)
+/* The order in which a pod's containers stop (sidecars last), shared by
+ * the threads that stop them. */
+struct stop_order {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        size_t n;
+        const bool *waits; /* n*n, from kuberuntime__termination_order */
+        bool *stopped;     /* under lock */
+};
+
+/* upstream terminationOrdering.waitForTurn: waits until every container
+ * that i waits for has stopped, at most grace_s seconds.  Returns the
+ * milliseconds spent. */
+static int64_t wait_for_turn(struct stop_order *o, size_t i, int64_t grace_s)
 {
-        int64_t grace = KR_MIN_GRACE_S;
-        Runtime__V1__ContainerStatusResponse *st = NULL;
-        cleanup_error ck_error_t err = NULL;
-        if (cri_container_status(cri, container_id, &st, &err) < 0)
-                return grace;
-        if (st->status != NULL) {
-                const char *del = NULL, *term = NULL;
-                for (size_t i = 0; i < st->status->n_annotations; i++) {
-                        const char *k = st->status->annotations[i]->key;
-                        if (strcmp(k, ANNOTATION_POD_DELETION_GRACE) == 0)
-                                del = st->status->annotations[i]->value;
-                        else if (strcmp(k, ANNOTATION_POD_TERMINATION_GRACE) == 0)
-                                term = st->status->annotations[i]->value;
-                }
-                if (!parse_int64(del, &grace) && !parse_int64(term, &grace))
-                        grace = KR_MIN_GRACE_S;
+        if (grace_s <= 0)
+                return 0;
+        int64_t start = kuberuntime__now_mono_ms();
+        int64_t deadline = start + kuberuntime__s_to_ms(grace_s);
+        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
+                              .tv_nsec = (long)(deadline % 1000) * 1000000};
+        pthread_mutex_lock(&o->lock);
+        for (;;) {
+                bool ready = true;
+                for (size_t j = 0; j < o->n && ready; j++)
+                        ready = !o->waits[i * o->n + j] || o->stopped[j];
+                if (ready || pthread_cond_timedwait(&o->cond, &o->lock, &ts) == ETIMEDOUT)
+                        break;
         }
-        runtime__v1__container_status_response__free_unpacked(st, NULL);
-        return grace;
+        pthread_mutex_unlock(&o->lock);
+        return kuberuntime__now_mono_ms() - start;
 }
 
-/* upstream setTerminationGracePeriod + the override + the minimum. */
-static int64_t grace_period(struct cri_client *cri, const struct pod *pod, const char *container_id,
-                            const char *name, const char *reason, int64_t override_s)
+static void mark_stopped(struct stop_order *o, size_t i)
 {
+        pthread_mutex_lock(&o->lock);
+        o->stopped[i] = true;
+        pthread_cond_broadcast(&o->cond);
+        pthread_mutex_unlock(&o->lock);
+}
+
+/* One container to stop (upstream killContainer's arguments). */
+struct stop_job {
+        const struct kuberuntime *rt;
+        const struct pod *pod;
+        const char *who, *uid, *pod_ip;
+        const char *id, *name;
+        const char *reason;
+        int64_t override_s;
+        struct stop_order *order; /* NULL: no ordering */
+        size_t index;             /* in order */
+        pthread_t thread;
+        bool threaded, done;
+        int ret;
+        ck_error_t err;
+};
+
+/* upstream killContainer: preStop hook, wait for its turn, StopContainer. */
+static int stop_one(struct cri_client *cri, struct stop_job *j, ck_error_t *err)
+{
+        const struct pod *pod = j->pod;
         int64_t grace;
-        if (override_s >= 0) {
-                grace = override_s;
-        } else if (pod == NULL) {
-                grace = orphan_grace(cri, container_id);
-        } else if (pod->has_deletion_grace_period_seconds) {
-                grace = pod->deletion_grace_period_seconds;
+        /* an orphan: what its labels say (upstream restoreSpecsFromContainerLabels) */
+        cleanup_pod struct pod *restored = NULL;
+        if (pod == NULL) {
+                restored = kuberuntime__orphan_spec(cri, j->id, &grace);
+                if (j->override_s >= 0)
+                        grace = j->override_s;
+                pod = restored;
         } else {
-                grace = pod->termination_grace_period_seconds;
-                const struct container *c = name ? spec_by_name(pod, name) : NULL;
-                if (reason != NULL && strcmp(reason, KILL_REASON_LIVENESS) == 0 && c != NULL &&
-                    c->liveness_probe != NULL &&
-                    c->liveness_probe->has_termination_grace_period_seconds)
-                        grace = c->liveness_probe->termination_grace_period_seconds;
+                grace = grace_period(pod, j->name, j->reason, j->override_s);
         }
-        /* always a minimal shutdown window, to avoid needless SIGKILLs */
-        return grace < KR_MIN_GRACE_S ? KR_MIN_GRACE_S : grace;
-}
+        const struct container *spec = pod ? spec_by_name(pod, j->name) : NULL;
+        if (j->override_s >= 0)
+                LOG_INFO(3, "Killing container with a grace period override",
+                         "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" "
+                         "gracePeriod=%" PRId64,
+                         j->who, j->uid, j->name, j->id, grace);
 
-static int stop_one(struct cri_client *cri, const char *who, const char *uid, const struct pod *pod,
-                    const char *id, const char *name, const char *reason, int64_t override_s,
-                    ck_error_t *err)
-{
-        int64_t grace = grace_period(cri, pod, id, name, reason, override_s);
+        /* the preStop hook, if there is time for it */
+        struct kuberuntime_hook *hook = NULL;
+        if (spec != NULL && spec->pre_stop != NULL && grace > 0) {
+                int64_t spent =
+                    kuberuntime__run_pre_stop(j->rt, pod, spec, j->id, j->pod_ip, grace, &hook);
+                grace = kuberuntime__grace_left(grace, spent);
+        }
+        /* sidecars: the containers they serve stop first */
+        if (j->order != NULL && grace > 0)
+                grace = kuberuntime__grace_left(grace, wait_for_turn(j->order, j->index, grace));
+        grace = kuberuntime__stop_grace(grace);
+
         LOG_INFO(
             2, "Killing container with a grace period",
             "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" gracePeriod=%" PRId64
             " reason=\"%s\"",
-            who, uid, name, id, grace, reason ? reason : "");
+            j->who, j->uid, j->name, j->id, grace, j->reason ? j->reason : "");
         int64_t t0 = kuberuntime__now_mono_ms();
-        if (cri_stop_container(cri, id, grace, err) < 0) {
-                if (is_not_found(*err)) {
-                        ck_error_release(err);
-                        return 0;
+        int r = cri_stop_container(cri, j->id, grace, err);
+        /* a hook that outlived its deadline ends with its container */
+        kuberuntime__hook_finish(hook);
+        if (r < 0) {
+                if (!is_not_found(*err)) {
+                        LOG_ERROR("Container termination failed with gracePeriod",
+                                  "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" "
+                                  "gracePeriod=%" PRId64 " err=\"%s\"",
+                                  j->who, j->name, j->id, grace, ck_error_msg(*err));
+                        return ck_error_wrap(err, "kill container %s", j->name);
                 }
-                LOG_ERROR("Container termination failed with gracePeriod",
-                          "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" gracePeriod=%" PRId64
-                          " err=\"%s\"",
-                          who, name, id, grace, ck_error_msg(*err));
-                return ck_error_wrap(err, "kill container %s", name);
+                ck_error_release(err);
+        } else {
+                LOG_INFO(3, "Container exited normally",
+                         "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" duration=\"%.3fs\"",
+                         j->who, j->name, j->id,
+                         (double)(kuberuntime__now_mono_ms() - t0) / 1000.0);
         }
-        LOG_INFO(3, "Container exited normally",
-                 "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" duration=\"%.3fs\"", who, name,
-                 id, (double)(kuberuntime__now_mono_ms() - t0) / 1000.0);
+        if (j->order != NULL)
+                mark_stopped(j->order, j->index);
         return 0;
 }
 
 int kuberuntime__kill_container(struct kuberuntime *rt, struct cri_client *cri,
                                 const struct pod *pod, const char *container_id,
-                                const char *container_name, const char *reason, ck_error_t *err)
+                                const char *container_name, const char *reason, const char *pod_ip,
+                                ck_error_t *err)
 {
-        (void)rt;
         char who[320];
         kuberuntime__pod_ref(pod, who, sizeof(who));
-        return stop_one(cri, who, pod->uid, pod, container_id, container_name, reason, -1, err);
+        struct stop_job j = {.rt = rt,
+                             .pod = pod,
+                             .who = who,
+                             .uid = pod->uid,
+                             .pod_ip = pod_ip,
+                             .id = container_id,
+                             .name = container_name,
+                             .reason = reason,
+                             .override_s = -1};
+        return stop_one(cri, &j, err);
 }
 
 /* ---- KillPod ---- */
-
-struct stop_job {
-        const struct kuberuntime *rt;
-        const struct pod *pod;
-        const char *who, *uid;
-        const char *id, *name;
-        int64_t override_s;
-        pthread_t thread;
-        bool threaded;
-        int ret;
-        ck_error_t err;
-};
 
 static void *stop_job_run(void *p)
 {
         struct stop_job *j = p;
         cleanup_cri_client struct cri_client *cri =
             cri_client_new(j->rt->opts.runtime_endpoint, j->rt->opts.runtime_timeout_ms);
-        j->ret =
-            stop_one(cri, j->who, j->uid, j->pod, j->id, j->name, NULL, j->override_s, &j->err);
+        j->ret = stop_one(cri, j, &j->err);
         return NULL;
+}
+
+/* Without threads: the next job whose predecessors are all done (so that
+ * none waits for its turn in vain), else the first not done. */
+static struct stop_job *next_inline_job(struct stop_job *jobs, size_t n)
+{
+        struct stop_job *first = NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (jobs[i].threaded || jobs[i].done)
+                        continue;
+                if (first == NULL)
+                        first = &jobs[i];
+                bool ready = true;
+                for (size_t k = 0; jobs[i].order != NULL && k < n && ready; k++)
+                        ready = !jobs[i].order->waits[i * n + k] || jobs[k].done;
+                if (ready)
+                        return &jobs[i];
+        }
+        return first;
 }
 
 int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
@@ -171,30 +236,51 @@ int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const s
 
         size_t n = 0;
         struct stop_job *jobs = xcalloc(status->n_containers + 1, sizeof(*jobs));
+        const char **names = xcalloc(status->n_containers + 1, sizeof(*names));
         for (size_t i = 0; i < status->n_containers; i++) {
                 const struct runtime_container_status *c = &status->containers[i];
                 if (c->state != CONTAINER_STATE_RUNNING)
                         continue;
-                jobs[n++] = (struct stop_job){.rt = rt,
-                                              .pod = pod,
-                                              .who = who,
-                                              .uid = uid ? uid : "",
-                                              .id = c->id,
-                                              .name = c->name,
-                                              .override_s = grace_s};
+                names[n] = c->name;
+                jobs[n] = (struct stop_job){.rt = rt,
+                                            .pod = pod,
+                                            .who = who,
+                                            .uid = uid ? uid : "",
+                                            .pod_ip = status->ip,
+                                            .id = c->id,
+                                            .name = c->name,
+                                            .index = n,
+                                            .override_s = grace_s};
+                n++;
         }
         LOG_INFO(2, "Killing pod", "pod=\"%s\" podUID=\"%s\" containers=%zu sandboxes=%zu", who,
                  uid ? uid : "", n, status->n_sandboxes);
 
-        /* in parallel when there are several and we may open connections */
+        /* sidecars stop after the app containers, in reverse order */
+        struct stop_order order = {.n = n};
+        bool *waits = kuberuntime__termination_order(pod, names, n);
+        if (waits != NULL) {
+                order.waits = waits;
+                order.stopped = xcalloc(n, sizeof(bool));
+                pthread_condattr_t ca;
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&order.cond, &ca);
+                pthread_condattr_destroy(&ca);
+                pthread_mutex_init(&order.lock, NULL);
+                for (size_t i = 0; i < n; i++)
+                        jobs[i].order = &order;
+        }
+
+        /* in parallel (the preStop hooks too) when there are several and we
+         * may open connections */
         bool parallel = n > 1 && rt->opts.runtime_endpoint != NULL;
         for (size_t i = 0; parallel && i < n; i++)
                 jobs[i].threaded =
                     pthread_create(&jobs[i].thread, NULL, stop_job_run, &jobs[i]) == 0;
-        for (size_t i = 0; i < n; i++) {
-                if (!jobs[i].threaded)
-                        jobs[i].ret = stop_one(cri, who, jobs[i].uid, pod, jobs[i].id, jobs[i].name,
-                                               NULL, grace_s, &jobs[i].err);
+        for (struct stop_job *j; (j = next_inline_job(jobs, n)) != NULL;) {
+                j->ret = stop_one(cri, j, &j->err);
+                j->done = true;
         }
         int ret = 0;
         for (size_t i = 0; i < n; i++) {
@@ -208,6 +294,13 @@ int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                 }
                 ck_error_release(&jobs[i].err);
         }
+        if (waits != NULL) {
+                pthread_cond_destroy(&order.cond);
+                pthread_mutex_destroy(&order.lock);
+                free(order.stopped);
+                free(waits);
+        }
+        free(names);
         free(jobs);
 
         /* then every sandbox of the pod (removed later) */

@@ -104,14 +104,89 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
 
 /* ---- kill.c ---- */
 
-/* Stops one container with the grace period upstream would use for it
- * (reason is a compute.h KILL_REASON_*, may be NULL). */
+/* Kill reason of a container whose postStart hook failed (upstream
+ * reasonFailedPostStartHook); the others are compute.h KILL_REASON_*. */
+#define KR_KILL_REASON_POST_START "FailedPostStartHook"
+
+/* upstream killContainer: runs the container's preStop hook (if any, with
+ * the grace period as its deadline), then StopContainer with what is left
+ * of the grace period (at least KR_MIN_GRACE_S).  reason is a compute.h
+ * KILL_REASON_* or KR_KILL_REASON_POST_START, may be NULL.  pod_ip (may be
+ * NULL) is the target of an httpGet hook that names no host. */
 int kuberuntime__kill_container(struct kuberuntime *rt, struct cri_client *cri,
                                 const struct pod *pod, const char *container_id,
-                                const char *container_name, const char *reason, ck_error_t *err);
+                                const char *container_name, const char *reason, const char *pod_ip,
+                                ck_error_t *err);
 
 /* Removes a container and its log file (NOT_FOUND is success). */
 int kuberuntime__remove_container(struct kuberuntime *rt, struct cri_client *cri,
                                   const struct runtime_container_status *st, ck_error_t *err);
+
+/* ---- hooks.c: lifecycle hooks and termination ordering ---- */
+
+/* upstream handlerRunner.Run for a postStart hook, synchronously (exec
+ * through CRI ExecSync on cri, httpGet against pod_ip, sleep).  The hook has
+ * no deadline of its own: exec and httpGet are bounded by the runtime
+ * request timeout.  0 on success; -1 when it failed, with *message (new
+ * string) as upstream words it ("Exec lifecycle hook ([cmd]) for Container
+ * ... failed - error: ...").  Any thread. */
+int kuberuntime__run_post_start(const struct kuberuntime *rt, struct cri_client *cri,
+                                const struct pod *pod, const struct container *c,
+                                const char *container_id, const char *pod_ip, char **message);
+
+/* A preStop hook still running after its deadline. */
+struct kuberuntime_hook;
+
+/* upstream executePreStopHook: runs c's preStop hook and waits for it at
+ * most grace_s seconds.  Returns the milliseconds spent waiting.  An exec or
+ * httpGet hook runs on its own thread with its own CRI connection; when it
+ * outlives the deadline, *pending is set and the caller hands it to
+ * kuberuntime__hook_finish once the container is stopped (the hook ends
+ * with its container).  pod, c, container_id and pod_ip are borrowed until
+ * then.  Failures are logged, never returned (as upstream). */
+int64_t kuberuntime__run_pre_stop(const struct kuberuntime *rt, const struct pod *pod,
+                                  const struct container *c, const char *container_id,
+                                  const char *pod_ip, int64_t grace_s,
+                                  struct kuberuntime_hook **pending);
+
+/* Waits for a pending hook to end, logs its outcome, frees it.  NULL is a
+ * no-op. */
+void kuberuntime__hook_finish(struct kuberuntime_hook *h);
+
+/* upstream restoreSpecsFromContainerLabels, for a container whose pod spec
+ * is gone (an orphan): *grace_s from its annotations (the deletion grace
+ * period, else the termination grace period, else KR_MIN_GRACE_S) and, when
+ * it has a preStop hook, a pod (new reference: pod_unref) whose only
+ * container carries that hook and its ports; else NULL. */
+struct pod *kuberuntime__orphan_spec(struct cri_client *cri, const char *container_id,
+                                     int64_t *grace_s);
+
+/* Grace accounting of upstream killContainer: what is left of grace_s after
+ * spent_ms (whole seconds are subtracted, the fraction is not, as upstream
+ * truncates); may be <= 0. */
+int64_t kuberuntime__grace_left(int64_t grace_s, int64_t spent_ms);
+
+/* Seconds (a grace period, a sleep) as milliseconds, saturated so that a
+ * deadline computed from them cannot overflow. */
+static inline int64_t kuberuntime__s_to_ms(int64_t s)
+{
+        const int64_t max_s = (int64_t)1 << 40; /* about 35,000 years */
+        return (s > max_s ? max_s : s < -max_s ? -max_s : s) * 1000;
+}
+
+/* The grace period StopContainer gets: at least KR_MIN_GRACE_S. */
+int64_t kuberuntime__stop_grace(int64_t grace_s);
+
+/* upstream newTerminationOrdering (sidecar containers): given the names of
+ * the n running containers of a pod being killed, which must be stopped
+ * before which.  Returns a new n*n matrix, waits[i * n + j] true when
+ * container i is stopped only after container j (or when its grace period
+ * ran out): a sidecar (an init container with restartPolicy Always) waits
+ * for every running app container and for the next sidecar declared after
+ * it, so sidecars stop after the app containers, in reverse order.  App
+ * containers, regular init containers and names not in the spec wait for
+ * nothing.  NULL when no ordering applies (pod NULL, or no sidecar in the
+ * spec).  Pure. */
+bool *kuberuntime__termination_order(const struct pod *pod, const char *const *names, size_t n);
 
 #endif

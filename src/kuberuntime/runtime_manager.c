@@ -392,7 +392,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                                  "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" reason=\"%s\"",
                                  who, k->name, k->container_id, k->reason);
                         if (kuberuntime__kill_container(rt, cri, pod, k->container_id, k->name,
-                                                        k->reason, err) < 0) {
+                                                        k->reason, status->ip, err) < 0) {
                                 ck_error_wrap(err, "pod %s", who);
                                 goto out;
                         }
