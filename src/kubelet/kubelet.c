@@ -17,9 +17,10 @@
 #define HOUSEKEEPING_PERIOD_MS 2000 /* upstream housekeepingPeriod */
 #define PLEG_RELIST_PERIOD_MS 1000  /* upstream genericPlegRelistPeriod */
 #define SYNC_ERROR_BACKOFF_MS 10000 /* upstream backOffPeriod for a failed sync */
-/* upstream runs a goroutine per pod; 16 threads keep a burst of pods from
- * queueing behind a few long syncs or kills (bench/README.md) */
-#define POD_WORKER_THREADS 16
+/* Upstream runs a goroutine per pod; containerd starts at most ~10 pods/s
+ * whatever the concurrency, peaking at 4-8 calls in flight (bench/README.md),
+ * so 8 threads keep it busy without more memory for nothing. */
+#define POD_WORKER_THREADS 8
 
 /* ---- event queue ------------------------------------------------------ */
 
@@ -112,6 +113,18 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
                  pe->container_id ? pe->container_id : "");
         struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
         ev->uid = xstrdup(pe->uid);
+        kl_post(kl, ev);
+}
+
+/* A probe result changed: re-sync the pod (its status, or a restart). */
+static void on_probe_changed(void *ctx, const char *uid, const char *container_name,
+                             enum probe_type type, enum probe_result result)
+{
+        struct kubelet *kl = ctx;
+        LOG_INFO(3, "Probe result changed", "podUID=\"%s\" containerName=\"%s\" probe=%d result=%d",
+                 uid, container_name, (int)type, (int)result);
+        struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
+        ev->uid = xstrdup(uid);
         kl_post(kl, ev);
 }
 
@@ -544,6 +557,12 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         }
         if (wait_for_runtime(kl, err) < 0)
                 return -1;
+        struct prober_options po = {
+            .runtime_endpoint = cfg->container_runtime_endpoint,
+            .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
+            .n_threads = 4,
+        };
+        kl->prober = prober_new(&po, on_probe_changed, kl);
         kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,
                                      cfg->runtime_request_timeout_ms, kl_do_work, kl);
         if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
@@ -574,6 +593,7 @@ void kubelet_free(struct kubelet *kl)
                 return;
         file_source_stop(kl->files);
         pleg_stop(kl->pleg);
+        prober_free(kl->prober);
         if (!podworkers_free(kl->workers))
                 return; /* busy workers still use the rest: the process is exiting */
         readonly_server_stop(kl->server);
