@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A minimal gRPC client: unary calls over HTTP/2 (h2c, prior knowledge) on a
- * unix socket, the transport of the CRI client.
+ * unix socket, the transport of the CRI client (or over TCP, for the gRPC
+ * health probes).
  *
  * Two halves:
  *  - grpc_frame.c: pure functions over bytes and strings (the 5-byte message
@@ -123,6 +124,14 @@ struct grpc_conn;
 /* A connection to the gRPC server on the unix socket `unix_path` (copied).
  * Does not connect yet: the first call does. */
 struct grpc_conn *grpc_conn_new(const char *unix_path);
+/* A connection to a gRPC server over TCP (h2c, prior knowledge): `host` is an
+ * IP address or a name (resolved at connect time), `port` 1..65535.  Used by
+ * the prober's gRPC health checks.  :authority is "host:port" (IPv6 in
+ * brackets).  Does not connect yet: the first call does, within its deadline. */
+struct grpc_conn *grpc_conn_new_tcp(const char *host, int port);
+/* Replaces the user-agent header sent with each call (copied; default
+ * "grpc-c-ckubelet/<version>"). */
+void grpc_conn_set_user_agent(struct grpc_conn *c, const char *user_agent);
 void grpc_conn_free(struct grpc_conn *c);
 
 /* One unary call: `path` is "/package.Service/Method", req/req_len the

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gRPC over HTTP/2, the connection half: a unix socket, an nghttp2 client
- * session (h2c with prior knowledge, as gRPC does on unix sockets) and one
- * unary call at a time.
+ * gRPC over HTTP/2, the connection half: a unix socket (or a TCP
+ * connection, for gRPC health probes), an nghttp2 client session (h2c with
+ * prior knowledge, as gRPC does on unix sockets) and one unary call at a time.
  *
  * I/O is non-blocking with poll() against a CLOCK_MONOTONIC deadline.  The
  * bytes nghttp2 serializes are kept in our own buffer until the socket took
@@ -22,6 +22,9 @@
 #include <nghttp2/nghttp2.h>
 
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +43,11 @@
 #define GRPC_DEFAULT_MAX_STREAM_ID (INT32_MAX - 2)
 
 struct grpc_conn {
-        char *path;
+        char *path;       /* the unix socket, or "host:port" for TCP (in messages) */
+        char *tcp_host;   /* NULL: a unix socket */
+        char *tcp_port;   /* decimal */
+        char *authority;  /* :authority */
+        char *user_agent; /* user-agent */
         int fd;
         nghttp2_session *session;
         bool dead; /* GOAWAY, EOF or an I/O error: reconnect before the next call */
@@ -159,10 +166,30 @@ struct grpc_conn *grpc_conn_new(const char *unix_path)
 {
         struct grpc_conn *c = xcalloc(1, sizeof(*c));
         c->path = xstrdup(unix_path);
+        c->authority = xstrdup("localhost");
+        c->user_agent = xstrdup("grpc-c-ckubelet/" CK_VERSION);
         c->fd = -1;
         c->stream_id = -1;
         c->max_stream_id = GRPC_DEFAULT_MAX_STREAM_ID;
         return c;
+}
+
+struct grpc_conn *grpc_conn_new_tcp(const char *host, int port)
+{
+        bool v6 = strchr(host, ':') != NULL;
+        cleanup_free char *hostport = xasprintf(v6 ? "[%s]:%d" : "%s:%d", host, port);
+        struct grpc_conn *c = grpc_conn_new(hostport);
+        c->tcp_host = xstrdup(host);
+        c->tcp_port = xasprintf("%d", port);
+        free(c->authority);
+        c->authority = xstrdup(hostport);
+        return c;
+}
+
+void grpc_conn_set_user_agent(struct grpc_conn *c, const char *user_agent)
+{
+        free(c->user_agent);
+        c->user_agent = xstrdup(user_agent);
 }
 
 static void conn_close(struct grpc_conn *c)
@@ -188,6 +215,10 @@ void grpc_conn_free(struct grpc_conn *c)
         ck_error_release(&c->call_err);
         free(c->out);
         free(c->path);
+        free(c->tcp_host);
+        free(c->tcp_port);
+        free(c->authority);
+        free(c->user_agent);
         free(c);
 }
 
@@ -228,9 +259,79 @@ static int socket_connect(const char *path, int64_t deadline, ck_error_t *err)
         return ret;
 }
 
+/* One address of a TCP connect: non-blocking, waits for the handshake until
+ * the deadline.  A file descriptor, or < 0 with errno set. */
+static int tcp_connect_addr(const struct addrinfo *ai, int64_t deadline)
+{
+        cleanup_close int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -1;
+        if (TEMP_FAILURE_RETRY_INT(connect(fd, ai->ai_addr, ai->ai_addrlen)) < 0) {
+                if (errno != EINPROGRESS)
+                        return -1;
+                for (;;) {
+                        int timeout = -1;
+                        if (deadline > 0) {
+                                int64_t left = deadline - now_ms();
+                                if (left <= 0) {
+                                        errno = ETIMEDOUT;
+                                        return -1;
+                                }
+                                timeout = left > INT32_MAX ? INT32_MAX : (int)left;
+                        }
+                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                        int n = poll(&pfd, 1, timeout);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                return -1;
+                        if (n > 0)
+                                break;
+                }
+                int soerr = 0;
+                socklen_t len = sizeof(soerr);
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+                        return -1;
+                if (soerr != 0) {
+                        errno = soerr;
+                        return -1;
+                }
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        int ret = fd;
+        fd = -1;
+        return ret;
+}
+
+/* A TCP connection to c->tcp_host:c->tcp_port, trying each address in turn. */
+static int tcp_connect(const struct grpc_conn *c, int64_t deadline, ck_error_t *err)
+{
+        struct addrinfo hints = {
+            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+        struct addrinfo *res = NULL;
+        int rv = getaddrinfo(c->tcp_host, c->tcp_port, &hints, &res);
+        if (rv != 0)
+                return transport_error(err, 0, "resolve `%s`: %s", c->tcp_host,
+                                       rv == EAI_SYSTEM ? strerror(errno) : gai_strerror(rv));
+        int fd = -1, errnum = EADDRNOTAVAIL;
+        for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+                fd = tcp_connect_addr(ai, deadline);
+                if (fd < 0)
+                        errnum = errno;
+                if (errnum == ETIMEDOUT)
+                        break;
+        }
+        freeaddrinfo(res);
+        if (fd < 0)
+                return transport_error(err, errnum, "connect `%s`", c->path);
+        return fd;
+}
+
 static int conn_open(struct grpc_conn *c, int64_t deadline, ck_error_t *err)
 {
-        int fd = socket_connect(c->path, deadline, err);
+        int fd = c->tcp_host != NULL ? tcp_connect(c, deadline, err)
+                                     : socket_connect(c->path, deadline, err);
         if (fd < 0)
                 return -1;
 
@@ -419,10 +520,10 @@ static int call_once(struct grpc_conn *c, const char *path, int64_t timeout_ms, 
             NV(":method", "POST"),
             NV(":scheme", "http"),
             NV(":path", path),
-            NV(":authority", "localhost"),
+            NV(":authority", c->authority),
             NV("content-type", "application/grpc"),
             NV("te", "trailers"),
-            NV("user-agent", "grpc-c-ckubelet/" CK_VERSION),
+            NV("user-agent", c->user_agent),
             NV("grpc-timeout", timeout),
         };
         size_t nhdrs = ARRAY_SIZE(hdrs) - (deadline > 0 ? 0 : 1);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Running one probe action or lifecycle hook (upstream prober.runProbe and
+ * the lifecycle handler runner): the dispatch on the handler's kind, the
+ * port resolution of pkg/probe/util.go, and the sleep action.
+ */
+#include "prober/prober_internal.h"
+
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+char *prober__join_host_port(const char *host, int port)
+{
+        if (strchr(host, ':') != NULL)
+                return xasprintf("[%s]:%d", host, port);
+        return xasprintf("%s:%d", host, port);
+}
+
+int prober__resolve_port(const struct int_or_string *port, const struct container *c,
+                         char **message)
+{
+        long n = -1;
+        if (!port->is_string) {
+                n = port->ival;
+        } else {
+                const char *name = port->sval ? port->sval : "";
+                bool found = false;
+                for (size_t i = 0; c != NULL && i < c->n_ports; i++) {
+                        if (c->ports[i].name != NULL && strcmp(c->ports[i].name, name) == 0) {
+                                n = c->ports[i].container_port;
+                                found = true;
+                                break;
+                        }
+                }
+                if (!found) {
+                        /* upstream falls back to a numeric string */
+                        char *end = NULL;
+                        errno = 0;
+                        n = strtol(name, &end, 10);
+                        if (name[0] == '\0' || *end != '\0' || errno != 0) {
+                                *message = xasprintf("port %s not found", name);
+                                return -1;
+                        }
+                }
+        }
+        if (n <= 0 || n >= 65536) {
+                *message = xasprintf("invalid port number: %ld", n);
+                return -1;
+        }
+        return (int)n;
+}
+
+/* The sleep action: sleeps, then succeeds (upstream runSleepHandler). */
+static enum prober_outcome run_sleep(int64_t seconds)
+{
+        struct timespec ts = {.tv_sec = seconds > 0 ? (time_t)seconds : 0};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+        return PROBER_OUTCOME_SUCCESS;
+}
+
+enum prober_outcome prober__run(struct cri_client *cri, const struct container *c,
+                                const char *container_id, const char *pod_ip,
+                                const struct handler *h, int64_t timeout_ms, char **message)
+{
+        *message = NULL;
+        switch (h->kind) {
+        case HANDLER_EXEC:
+                return prober__exec(cri, c, container_id, h, timeout_ms, message);
+        case HANDLER_HTTP_GET: {
+                /* the container's own lifecycle handler: hook semantics */
+                bool hook = c != NULL && (h == c->post_start || h == c->pre_stop);
+                return prober__http_get(c, pod_ip, h, timeout_ms, hook, message);
+        }
+        case HANDLER_TCP_SOCKET: {
+                int port = prober__resolve_port(&h->port, c, message);
+                if (port < 0)
+                        return PROBER_OUTCOME_ERROR;
+                const char *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
+                if (host == NULL || host[0] == '\0') {
+                        *message = xstrdup("the pod has no IP address");
+                        return PROBER_OUTCOME_ERROR;
+                }
+                return prober__tcp(host, port, timeout_ms, message);
+        }
+        case HANDLER_GRPC:
+                if (pod_ip == NULL || pod_ip[0] == '\0') {
+                        *message = xstrdup("the pod has no IP address");
+                        return PROBER_OUTCOME_ERROR;
+                }
+                return prober__grpc(pod_ip, h->port.ival, h->grpc_service ? h->grpc_service : "",
+                                    timeout_ms, message);
+        case HANDLER_SLEEP:
+                return run_sleep(h->sleep_seconds);
+        case HANDLER_NONE:
+                break;
+        }
+        *message = xasprintf("missing probe handler for container %s", c ? c->name : "");
+        return PROBER_OUTCOME_ERROR;
+}
+
+enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *pod,
+                                     const struct container *c, const char *container_id,
+                                     const char *pod_ip, const struct handler *h,
+                                     int64_t timeout_ms, char **message)
+{
+        (void)pod;
+        enum prober_outcome o = prober__run(cri, c, container_id, pod_ip, h, timeout_ms, message);
+        return o == PROBER_OUTCOME_SUCCESS || o == PROBER_OUTCOME_WARNING ? PROBE_RESULT_SUCCESS
+                                                                          : PROBE_RESULT_FAILURE;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private to src/prober: the probe handlers (one file each) and the worker
+ * and scheduler structures shared by manager.c, worker.c and scheduler.c.
+ */
+#ifndef CK_PROBER_INTERNAL_H
+#define CK_PROBER_INTERNAL_H
+
+#include "prober/prober.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Output kept from a probe (exec output, HTTP body): upstream's 10 KiB. */
+#define PROBER_MAX_OUTPUT (10 * 1024)
+/* upstream: "kube-probe/<major>.<minor>" of the kubelet's version */
+#define PROBER_USER_AGENT "kube-probe/1.35"
+/* ... and of lifecycle hooks' requests */
+#define PROBER_HOOK_USER_AGENT "kube-lifecycle/1.35"
+
+/* The outcome of one handler run, as upstream's probe.Result plus error:
+ * a warning counts as success (an HTTP redirect to another host), an error
+ * (the probe could not be run: CRI failure, unresolvable port) is retried
+ * and then thrown away by the worker, and is a failure for hooks. */
+enum prober_outcome {
+        PROBER_OUTCOME_SUCCESS = 0,
+        PROBER_OUTCOME_WARNING,
+        PROBER_OUTCOME_FAILURE,
+        PROBER_OUTCOME_ERROR,
+};
+
+/* ---- handlers (handler*.c); *message: new string or NULL ---- */
+
+/* Dispatches on h->kind.  cri may be NULL (then exec is an error). */
+enum prober_outcome prober__run(struct cri_client *cri, const struct container *c,
+                                const char *container_id, const char *pod_ip,
+                                const struct handler *h, int64_t timeout_ms, char **message);
+
+/* The port of an httpGet/tcpSocket handler: a number, a name of one of the
+ * container's ports, or a numeric string (upstream probe.ResolveContainerPort).
+ * < 0 with *message when it does not resolve to 1..65535. */
+int prober__resolve_port(const struct int_or_string *port, const struct container *c,
+                         char **message);
+
+enum prober_outcome prober__exec(struct cri_client *cri, const struct container *c,
+                                 const char *container_id, const struct handler *h,
+                                 int64_t timeout_ms, char **message);
+/* hook: a lifecycle hook's request (upstream lifecycle.runHTTPHandler): any
+ * HTTP response is a success, User-Agent kube-lifecycle/1.35. */
+enum prober_outcome prober__http_get(const struct container *c, const char *pod_ip,
+                                     const struct handler *h, int64_t timeout_ms, bool hook,
+                                     char **message);
+enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, char **message);
+enum prober_outcome prober__grpc(const char *host, int port, const char *service,
+                                 int64_t timeout_ms, char **message);
+
+/* "host:port", IPv6 addresses in brackets (Go's net.JoinHostPort). New string. */
+char *prober__join_host_port(const char *host, int port);
+
+/* ---- workers (worker.c) ---- */
+
+struct prober_pod;
+
+/* One probe of one container of a pod (upstream worker), keyed by
+ * (pod UID, container name, type); it follows the container's instances:
+ * a new container ID starts it from scratch.  All fields are guarded by
+ * the prober's lock. */
+struct prober_worker {
+        struct prober_pod *pp; /* NULL once removed */
+        enum probe_type type;
+        char *container_name;
+        const struct container *c; /* into pp->pod */
+        const struct probe *spec;  /* into pp->pod */
+        char *container_id;        /* the running instance probed */
+        int64_t started_at_ns;     /* its start (wall clock) */
+
+        enum probe_result result; /* published */
+        enum probe_result last;   /* last outcome */
+        int run;                  /* how many times in a row */
+        bool on_hold;             /* until a new container ID */
+
+        /* scheduling */
+        int64_t due_ms;    /* CLOCK_MONOTONIC: the next run */
+        size_t heap_index; /* SIZE_MAX: not in the heap */
+        bool queued;       /* in the run queue */
+        bool running;      /* a pool thread runs it */
+        bool removed;      /* gone from its pod: freed once idle */
+        struct prober_worker *next_queued;
+};
+
+struct prober_failure {
+        char *container_name;
+        char *container_id;
+};
+
+struct prober_pod {
+        char *uid;
+        struct pod *pod; /* a reference */
+        char *ip;        /* the probes' target, NULL if none */
+        struct prober_worker **workers;
+        size_t n_workers;
+        struct prober_failure *failures; /* liveness/startup failures: restart due */
+        size_t n_failures;
+};
+
+struct prober {
+        pthread_mutex_t lock;
+        pthread_cond_t sched_cond; /* the heap's top changed, or stopping */
+        pthread_cond_t work_cond;  /* the run queue is not empty, or stopping */
+        bool stopping;
+
+        struct prober_pod **pods;
+        size_t n_pods;
+
+        struct prober_worker **heap; /* min-heap on due_ms */
+        size_t heap_len, heap_cap;
+        struct prober_worker *queue_head, *queue_tail;
+
+        pthread_t scheduler;
+        bool scheduler_started;
+        pthread_t *threads;
+        int n_threads; /* started */
+
+        char *runtime_endpoint;
+        int64_t runtime_timeout_ms;
+        char *node_ip;
+        prober_changed_fn fn;
+        void *ctx;
+};
+
+const char *prober__type_name(enum probe_type t); /* "Liveness", ... */
+
+struct prober_worker *prober__worker_new(struct prober_pod *pp, const struct container *c,
+                                         const struct probe *spec, enum probe_type type);
+void prober__worker_free(struct prober_worker *w);
+
+/* A new container instance: the initial result (readiness failure,
+ * liveness success, startup unknown), counters cleared, due at
+ * started_at + initialDelaySeconds. */
+void prober__worker_reset(struct prober_worker *w, const char *container_id, int64_t started_at_ns);
+
+/* Records the outcome of a run (upstream doProbe's threshold logic).
+ * Returns true when the published result changed. */
+bool prober__worker_record(struct prober_worker *w, enum prober_outcome outcome);
+
+/* Whether the worker should run now: a running instance, not on hold, and
+ * for liveness/readiness a startup probe that succeeded (if any). */
+bool prober__worker_wants_run(const struct prober_worker *w);
+
+/* ---- scheduling (scheduler.c), under the prober's lock ---- */
+
+int64_t prober__now_ms(void);
+/* Puts the worker in the heap at w->due_ms if it wants to run and is not
+ * already in the heap, queued or running. */
+void prober__arm(struct prober *p, struct prober_worker *w);
+/* Takes the worker out of the heap (a queued or running one finishes). */
+void prober__disarm(struct prober *p, struct prober_worker *w);
+/* Unlinks a worker from its pod and frees it now or, if a pool thread
+ * holds it, when that thread is done with it. */
+void prober__remove_worker(struct prober *p, struct prober_worker *w);
+
+/* Starts the scheduler and p->n_threads pool threads; < 0 with errno when
+ * one could not start (those started run until prober__stop_threads). */
+int prober__start_threads(struct prober *p);
+void prober__stop_threads(struct prober *p);
+
+#endif
