@@ -561,6 +561,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
             .n_threads = 4,
+            .node_ip = kl->node_ip,
         };
         kl->prober = prober_new(&po, on_probe_changed, kl);
         kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,

@@ -10,6 +10,7 @@
 #include "kubelet/status_store.h"
 #include "kuberuntime/runtime.h"
 #include "pleg/pleg.h"
+#include "prober/prober.h"
 #include "server/readonly.h"
 
 #include <pthread.h>
@@ -69,6 +70,7 @@ struct kubelet {
         struct pleg *pleg;
         struct file_source *files;
         struct readonly_server *server;
+        struct prober *prober;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 

@@ -84,6 +84,8 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
                                         const char *fail_message)
 {
         cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
+        struct kv_list readiness = {0}, startup = {0};
+        prober_results(kl->prober, pod->uid, &readiness, &startup);
         struct status_input in = {
             .pod = pod,
             .runtime = rs,
@@ -92,6 +94,8 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
             .runtime_name = kl->runtime_name,
             .host_ip = kl->node_ip,
             .network_ready = network_ready,
+            .readiness = &readiness,
+            .startup = &startup,
             .reject_reason = fail_reason,
             .reject_message = fail_message,
             .terminal_failed = fail_reason != NULL,
@@ -99,6 +103,8 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
         };
         const char *phase = status_phase(&in);
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        kv_list_release(&readiness);
+        kv_list_release(&startup);
         return phase;
 }
 
@@ -107,6 +113,22 @@ static const char *update_status(struct kubelet *kl, const struct pod *pod,
                                  const struct kuberuntime_sync_result *sync, bool network_ready)
 {
         return update_status_failed(kl, pod, rs, sync, network_ready, NULL, NULL);
+}
+
+/* The phase the pod has now (upstream getPhase), without storing a status. */
+static const char *current_phase(struct kubelet *kl, const struct pod *pod,
+                                 const struct runtime_pod_status *rs, bool network_ready)
+{
+        cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
+        struct status_input in = {
+            .pod = pod,
+            .runtime = rs,
+            .old_status = old,
+            .runtime_name = kl->runtime_name,
+            .network_ready = network_ready,
+            .now_ns = fs_now_real_ns(),
+        };
+        return status_phase(&in);
 }
 
 /* The pod's status.startTime (realtime ns), 0 if it has none yet. */
@@ -160,14 +182,15 @@ static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const str
 }
 
 /* The sync of a pod that should run (steps of upstream SyncPod). */
-static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
-                    bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
+static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod, bool *terminal,
+                    int64_t *next_retry_ms, ck_error_t *err)
 {
         struct runtime_pod_status *rs = NULL;
         struct kuberuntime_sync_result result = {0};
         struct kv_list volume_paths = {0};
         cleanup_free char *cgroup_parent = NULL;
         cleanup_free char *net_msg = NULL;
+        char **liveness_failed = NULL;
         int ret = -1;
 
         if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
@@ -178,10 +201,17 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
         /* A pod that completed for its restartPolicy is stopped, not synced
          * again (upstream: terminal phase -> SyncTerminatingPod). */
         bool net_ready = kl_network_ready(kl, cri, &net_msg);
-        const char *phase = update_status(kl, pod, rs, NULL, net_ready);
+        /* Only the phase here: the stored status keeps the waiting reasons
+         * of the last sync (CrashLoopBackOff, PostStartHookError...) until
+         * this sync replaces them, as upstream's reason cache does. */
+        const char *phase = current_phase(kl, pod, rs, net_ready);
+        if (status_store_version(kl->status, pod->uid) == 0)
+                update_status(kl, pod, rs, NULL, net_ready); /* a first, Pending status */
         if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+                update_status(kl, pod, rs, NULL, net_ready);
                 LOG_INFO(2, "Pod is terminal, stopping it", "pod=\"%s\" phase=\"%s\"",
                          pod_full_name(pod), phase);
+                prober_remove_pod(kl->prober, pod->uid);
                 if (kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err) < 0) {
                         ck_error_wrap(err, "stop terminal pod");
                         goto out;
@@ -200,6 +230,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
                 update_status_failed(kl, pod, rs, NULL, net_ready, "DeadlineExceeded",
                                      "Pod was active on the node longer than the specified "
                                      "deadline");
+                prober_remove_pod(kl->prober, pod->uid);
                 if (kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err) < 0) {
                         ck_error_wrap(err, "stop pod past its active deadline");
                         goto out;
@@ -224,10 +255,14 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
                 ck_error_wrap(err, "mount volumes");
                 goto out;
         }
-        /* h: no pull secrets without an API server.  i: the runtime. */
+        /* h: no pull secrets without an API server.  i: the runtime, which
+         * also restarts the containers whose liveness probe failed. */
+        prober_update_pod(kl->prober, pod, rs); /* a replaced container's failure is void */
+        liveness_failed = prober_liveness_failures(kl->prober, pod->uid);
         struct kuberuntime_pod_context ctx = {
             .cgroup_parent = cgroup_parent,
             .volume_paths = &volume_paths,
+            .liveness_failed = (const char *const *)liveness_failed,
         };
         if (kuberuntime_sync_pod(kl->rt, cri, pod, rs, &ctx, &result, err) < 0)
                 goto out;
@@ -238,12 +273,16 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, const struct pod
                 ck_error_wrap(err, "get pod status after sync");
                 goto out;
         }
+        prober_update_pod(kl->prober, pod, rs);
         update_status(kl, pod, rs, &result, net_ready);
         *next_retry_ms = result.next_retry_ms;
         if (deadline_check_ms > 0 && (*next_retry_ms == 0 || deadline_check_ms < *next_retry_ms))
                 *next_retry_ms = deadline_check_ms;
         ret = 0;
 out:
+        for (size_t i = 0; liveness_failed && liveness_failed[i]; i++)
+                free(liveness_failed[i]);
+        free(liveness_failed);
         kv_list_release(&volume_paths);
         kuberuntime_sync_result_clear(&result);
         runtime_pod_status_free(rs);
@@ -283,6 +322,7 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
         case POD_WORK_KILL:
                 LOG_INFO(2, "Killing pod", "pod=\"%s\" podUID=\"%s\"", pod_full_name(w->pod),
                          w->uid);
+                prober_remove_pod(kl->prober, w->uid);
                 r = kill_and_remove(kl, cri, w->pod, w->uid, w->pod->name, w->pod->namespace, &err);
                 if (r < 0)
                         LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
@@ -290,6 +330,7 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 break;
         case POD_WORK_KILL_ORPHAN:
         default:
+                prober_remove_pod(kl->prober, w->uid);
                 r = kill_and_remove(kl, cri, NULL, w->uid, w->name, w->namespace, &err);
                 if (r < 0)
                         LOG_ERROR("Failed to clean up orphaned pod", "err=\"%s\" podUID=\"%s\"",
