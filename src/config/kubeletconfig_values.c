@@ -7,6 +7,7 @@
  * and users (and their scripts) know those messages.
  */
 #include "config/kubeletconfig_internal.h"
+#include "util/strquote.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -16,55 +17,7 @@
 
 char *kcfg_quote(const char *s)
 {
-        size_t cap = strlen(s) * 4 + 3, n = 0;
-        char *out = xmalloc(cap);
-        out[n++] = '"';
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-                unsigned char c = *p;
-                const char *esc = NULL;
-                switch (c) {
-                case '\a':
-                        esc = "\\a";
-                        break;
-                case '\b':
-                        esc = "\\b";
-                        break;
-                case '\f':
-                        esc = "\\f";
-                        break;
-                case '\n':
-                        esc = "\\n";
-                        break;
-                case '\r':
-                        esc = "\\r";
-                        break;
-                case '\t':
-                        esc = "\\t";
-                        break;
-                case '\v':
-                        esc = "\\v";
-                        break;
-                case '"':
-                        esc = "\\\"";
-                        break;
-                case '\\':
-                        esc = "\\\\";
-                        break;
-                default:
-                        break;
-                }
-                if (esc) {
-                        memcpy(out + n, esc, 2);
-                        n += 2;
-                } else if (c < 0x20 || c == 0x7f) {
-                        n += (size_t)snprintf(out + n, cap - n, "\\x%02x", c);
-                } else {
-                        out[n++] = (char)c;
-                }
-        }
-        out[n++] = '"';
-        out[n] = '\0';
-        return out;
+        return str_go_quote(s, strlen(s));
 }
 
 /* time's own quote(): only '"' and '\\' escaped, other non-printable or

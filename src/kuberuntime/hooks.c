@@ -17,6 +17,7 @@
 #include "prober/prober.h"
 #include "util/cleanup.h"
 #include "util/log.h"
+#include "util/strquote.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -76,61 +77,6 @@ static const char *handler_kind_name(enum handler_kind k)
         }
 }
 
-/* Go's %q of a byte string, for the exec output in a hook's message; new
- * string */
-static char *go_quote(const uint8_t *p, size_t n)
-{
-        char *s = xmalloc(n * 4 + 3);
-        size_t o = 0;
-        s[o++] = '"';
-        for (size_t i = 0; i < n; i++) {
-                uint8_t ch = p[i];
-                const char *esc = NULL;
-                switch (ch) {
-                case '"':
-                        esc = "\\\"";
-                        break;
-                case '\\':
-                        esc = "\\\\";
-                        break;
-                case '\a':
-                        esc = "\\a";
-                        break;
-                case '\b':
-                        esc = "\\b";
-                        break;
-                case '\f':
-                        esc = "\\f";
-                        break;
-                case '\n':
-                        esc = "\\n";
-                        break;
-                case '\r':
-                        esc = "\\r";
-                        break;
-                case '\t':
-                        esc = "\\t";
-                        break;
-                case '\v':
-                        esc = "\\v";
-                        break;
-                default:
-                        break;
-                }
-                if (esc != NULL) {
-                        memcpy(s + o, esc, strlen(esc));
-                        o += strlen(esc);
-                } else if (ch < 0x20 || ch == 0x7f) {
-                        o += (size_t)sprintf(s + o, "\\x%02x", ch);
-                } else {
-                        s[o++] = (char)ch;
-                }
-        }
-        s[o++] = '"';
-        s[o] = '\0';
-        return s;
-}
-
 /* upstream handlerRunner.Run's exec case over RunInContainer (CRI ExecSync
  * without a timeout of its own: the client's deadline bounds it).  0, or
  * -1 with *message (new string) worded as upstream. */
@@ -166,7 +112,7 @@ static int run_exec(struct cri_client *cri, const struct pod *pod, const struct 
                 memcpy(out, resp->stdout.data, resp->stdout.len);
         if (resp->stderr.len > 0)
                 memcpy(out + resp->stdout.len, resp->stderr.data, resp->stderr.len);
-        cleanup_free char *quoted = go_quote(out, n_out);
+        cleanup_free char *quoted = str_go_quote((const char *)out, n_out);
         free(out);
         /* upstream's error: "command '<cmd>' exited with <code>: <stderr>" */
         *message = xasprintf("Exec lifecycle hook ([%s]) for Container \"%s\" in Pod \"%s\" failed "
