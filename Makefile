@@ -92,6 +92,11 @@ $(BUILD)/fuzz/libckubelet.a: $(FUZZ_OBJS)
 $(BUILD)/fuzz/%: test/fuzz/%.c $(BUILD)/fuzz/libckubelet.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< -o $@ $(BUILD)/fuzz/libckubelet.a $(LIBS)
 
+# Measurements that are not tests (bench/README.md).
+$(BUILD)/bench/prober_cpu: bench/prober_cpu.c $(BUILD)/libckubelet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit $< -o $@ $(BUILD)/libckubelet.a $(LIBS) -lcmocka
+
 unit: $(UNIT_BINS)
 	@test/run-unit $(BUILD)/unit $(UNIT_BINS)
 asan: $(ASAN_BINS)
@@ -101,7 +106,7 @@ fuzz: $(FUZZ_BINS)
 e2e: all
 	@test/run-e2e $(BUILD)
 
-FMT_FILES = $(shell git ls-files 'src/*.c' 'src/*.h' 'test/*.c' 'test/*.h' 'images/*.c' 2>/dev/null)
+FMT_FILES = $(shell git ls-files 'src/*.c' 'src/*.h' 'test/*.c' 'test/*.h' 'images/*.c' 'bench/*.c' 2>/dev/null)
 fmt:
 	clang-format -i $(FMT_FILES)
 fmt-check:
