@@ -117,7 +117,7 @@ static bool has_backsteps(const char *p)
 static int make_dirs_beneath(int dirfd, const char *sub, mode_t mode)
 {
         cleanup_free char *copy = xstrdup(sub);
-        int fd = dup(dirfd);
+        int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0)
                 return -1;
         char *save = NULL;
