@@ -18,6 +18,7 @@
  */
 #include "config/file_source.h"
 #include "api/decode.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -78,13 +79,6 @@ struct file_source {
         bool delivered;
         bool missing_logged;
 };
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void md5(const char *buf, size_t len, unsigned char out[16])
 {
@@ -510,12 +504,12 @@ static void *source_thread(void *arg)
                                 LOG_INFO(2, "Unable to watch config path", "path=\"%s\" err=\"%s\"",
                                          fs->path, strerror(errno));
                 }
-                int64_t now = mono_ms();
+                int64_t now = fs_now_mono_ms();
                 if (need_scan || now >= next_periodic) {
                         rescan(fs);
                         need_scan = false;
-                        next_periodic = mono_ms() + fs->period_ms;
-                        now = mono_ms();
+                        next_periodic = fs_now_mono_ms() + fs->period_ms;
+                        now = fs_now_mono_ms();
                 }
                 struct pollfd pfds[2] = {
                     {.fd = fs->stop_fd, .events = POLLIN},

@@ -10,6 +10,7 @@
  */
 #include "cri/cri.h"
 #include "cri/grpc.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -74,13 +75,6 @@ void cri_client_freep(struct cri_client **c)
         *c = NULL;
 }
 
-static int64_t now_us(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 #define NO_DEADLINE (-1)
 
 /* One call: packs req, sends it to /runtime.v1.<service>/<method> with a
@@ -93,7 +87,7 @@ static int cri_call(struct cri_client *c, const char *service, const char *metho
         if (c->conn == NULL)
                 return ck_error_make(err, 0, "CRI %s: %s", method, c->endpoint_error);
 
-        int64_t start = now_us();
+        int64_t start = fs_now_mono_us();
         size_t req_len = protobuf_c_message_get_packed_size(req);
         cleanup_free uint8_t *req_buf = xmalloc(req_len > 0 ? req_len : 1);
         protobuf_c_message_pack(req, req_buf);
@@ -104,8 +98,8 @@ static int cri_call(struct cri_client *c, const char *service, const char *metho
         cleanup_free uint8_t *resp = NULL;
         size_t resp_len = 0;
         int ret = grpc_unary(c->conn, path, req_buf, req_len, timeout_ms, &resp, &resp_len, err);
-        c->busy_us += now_us() - start;
-        double ms = (double)(now_us() - start) / 1000.0;
+        c->busy_us += fs_now_mono_us() - start;
+        double ms = (double)(fs_now_mono_us() - start) / 1000.0;
         if (ret < 0) {
                 ck_error_wrap(err, "CRI %s", method);
                 LOG_INFO(5, "CRI call failed", "method=\"%s\" duration=\"%.3fms\" err=\"%s\"",

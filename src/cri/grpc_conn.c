@@ -15,6 +15,7 @@
  * refused the stream (REFUSED_STREAM, or GOAWAY below our stream id).
  */
 #include "cri/grpc.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -69,13 +70,6 @@ struct grpc_conn {
 
         uint8_t rbuf[64 * 1024];
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A transport failure: errno text appended, code UNAVAILABLE. */
 static int __attribute__((format(printf, 3, 4)))
@@ -250,7 +244,7 @@ static int socket_connect(const char *path, int64_t deadline, ck_error_t *err)
                 if (errno != EAGAIN && errno != EINPROGRESS)
                         return transport_error(err, errno, "connect `%s`", path);
                 /* The listen backlog is full: try again shortly, within the deadline. */
-                if (deadline > 0 && now_ms() >= deadline)
+                if (deadline > 0 && fs_now_mono_ms() >= deadline)
                         return transport_error(err, ETIMEDOUT, "connect `%s`", path);
                 poll(NULL, 0, 10);
         }
@@ -272,7 +266,7 @@ static int tcp_connect_addr(const struct addrinfo *ai, int64_t deadline)
                 for (;;) {
                         int timeout = -1;
                         if (deadline > 0) {
-                                int64_t left = deadline - now_ms();
+                                int64_t left = deadline - fs_now_mono_ms();
                                 if (left <= 0) {
                                         errno = ETIMEDOUT;
                                         return -1;
@@ -463,7 +457,7 @@ static int conn_pump(struct grpc_conn *c, int64_t deadline, ck_error_t *err)
                 }
                 int timeout = -1;
                 if (deadline > 0) {
-                        int64_t left = deadline - now_ms();
+                        int64_t left = deadline - fs_now_mono_ms();
                         if (left <= 0)
                                 return PUMP_TIMEOUT;
                         timeout = left > INT32_MAX ? INT32_MAX : (int)left;
@@ -515,7 +509,7 @@ static int call_once(struct grpc_conn *c, const char *path, int64_t timeout_ms, 
 
         char timeout[16] = "";
         if (deadline > 0)
-                grpc_format_timeout(deadline - now_ms(), timeout, sizeof(timeout));
+                grpc_format_timeout(deadline - fs_now_mono_ms(), timeout, sizeof(timeout));
         nghttp2_nv hdrs[] = {
             NV(":method", "POST"),
             NV(":scheme", "http"),
@@ -585,7 +579,7 @@ int grpc_unary(struct grpc_conn *c, const char *path, const uint8_t *req, size_t
                 return ck_error_make_code(err, GRPC_RESOURCE_EXHAUSTED,
                                           "rpc error %d: request of %zu bytes too large",
                                           GRPC_RESOURCE_EXHAUSTED, req_len);
-        int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+        int64_t deadline = timeout_ms > 0 ? fs_now_mono_ms() + timeout_ms : 0;
         cleanup_free uint8_t *body = xmalloc(GRPC_PREFIX_SIZE + req_len);
         grpc_write_message_prefix(body, (uint32_t)req_len);
         if (req_len > 0)
@@ -597,7 +591,8 @@ int grpc_unary(struct grpc_conn *c, const char *path, const uint8_t *req, size_t
         for (int attempt = 0;; attempt++) {
                 bool retryable;
                 ret = call_once(c, path, timeout_ms, deadline, resp, resp_len, &retryable, err);
-                if (ret == 0 || !retryable || attempt > 0 || (deadline > 0 && now_ms() >= deadline))
+                if (ret == 0 || !retryable || attempt > 0 ||
+                    (deadline > 0 && fs_now_mono_ms() >= deadline))
                         break;
                 LOG_INFO(4, "Retrying gRPC call on a new connection", "path=\"%s\" err=\"%s\"",
                          path, err ? ck_error_msg(*err) : "");

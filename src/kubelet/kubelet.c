@@ -31,6 +31,21 @@ struct kl_event *kl_event_new(enum kl_event_type type)
         return ev;
 }
 
+static void runtime_uid_clear(struct kl_runtime_uid *u)
+{
+        free(u->uid);
+        free(u->name);
+        free(u->namespace);
+}
+
+/* Frees a relist's UID entries and the array. */
+static void runtime_uids_free(struct kl_runtime_uid *uids, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                runtime_uid_clear(&uids[i]);
+        free(uids);
+}
+
 void kl_event_free(struct kl_event *ev)
 {
         if (ev == NULL)
@@ -39,12 +54,7 @@ void kl_event_free(struct kl_event *ev)
                 pod_unref(ev->pods[i]);
         free(ev->pods);
         free(ev->uid);
-        for (size_t i = 0; i < ev->n_runtime_uids; i++) {
-                free(ev->runtime_uids[i].uid);
-                free(ev->runtime_uids[i].name);
-                free(ev->runtime_uids[i].namespace);
-        }
-        free(ev->runtime_uids);
+        runtime_uids_free(ev->runtime_uids, ev->n_runtime_uids);
         free(ev);
 }
 
@@ -297,9 +307,7 @@ static void forget_runtime_uid(struct kubelet *kl, const char *uid)
                 struct kl_runtime_uid *u = &kl->runtime_uids[i];
                 if (strcmp(u->uid, uid) != 0)
                         continue;
-                free(u->uid);
-                free(u->name);
-                free(u->namespace);
+                runtime_uid_clear(u);
                 *u = kl->runtime_uids[--kl->n_runtime_uids];
                 return;
         }
@@ -336,12 +344,7 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
 
 static void handle_relist(struct kubelet *kl, struct kl_event *ev)
 {
-        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
-                free(kl->runtime_uids[i].uid);
-                free(kl->runtime_uids[i].name);
-                free(kl->runtime_uids[i].namespace);
-        }
-        free(kl->runtime_uids);
+        runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
         kl->runtime_uids = ev->runtime_uids;
         kl->n_runtime_uids = ev->n_runtime_uids;
         ev->runtime_uids = NULL;
@@ -605,12 +608,7 @@ void kubelet_free(struct kubelet *kl)
         for (size_t i = 0; i < kl->n_records; i++)
                 pod_unref(kl->records[i].pod);
         free(kl->records);
-        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
-                free(kl->runtime_uids[i].uid);
-                free(kl->runtime_uids[i].name);
-                free(kl->runtime_uids[i].namespace);
-        }
-        free(kl->runtime_uids);
+        runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
         kuberuntime_free(kl->rt);
         cm_free(kl->cm);
         status_store_free(kl->status);

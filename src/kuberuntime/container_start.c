@@ -41,10 +41,10 @@ static bool in_crashloop_backoff(struct kuberuntime *rt, const struct pod *pod,
         if (st == NULL)
                 return false;
         cleanup_free char *key = xasprintf("%s/%s", pod->uid, c->name);
-        int64_t now = kuberuntime__now_mono_ms();
+        int64_t now = fs_now_mono_ms();
         /* the finish time on the monotonic clock the backoff uses */
         int64_t finished = st->finished_at > 0
-                               ? now - (kuberuntime__now_real_ns() - st->finished_at) / 1000000
+                               ? now - (fs_now_real_ns() - st->finished_at) / 1000000
                                : INT64_MIN / 4;
         if (backoff_is_in_backoff_since(rt->crashloop, key, finished, now)) {
                 int64_t delay = backoff_get(rt->crashloop, key);
@@ -170,7 +170,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
         LOG_INFO(4, "Creating container in pod",
                  "pod=\"%s\" container=\"%s\" restartCount=%" PRId32, who, c->name, restart_count);
         cleanup_free char *id = NULL;
-        int64_t t0 = kuberuntime__now_mono_ms();
+        int64_t t0 = fs_now_mono_ms();
         int r = cri_create_container(cri, sandbox_id, cfg, sandbox_config, &id, &err);
         kuberuntime_container_config_free(cfg);
         if (r < 0) {
@@ -180,7 +180,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                                          kuberuntime__cri_message(err));
                 return -1;
         }
-        int64_t t1 = kuberuntime__now_mono_ms();
+        int64_t t1 = fs_now_mono_ms();
         LOG_INFO(3, "Created container", "pod=\"%s\" container=\"%s\" containerID=\"%s\"", who,
                  c->name, id);
         if (cri_start_container(cri, id, &err) < 0) {
@@ -191,7 +191,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                                          kuberuntime__cri_message(err));
                 return -1;
         }
-        int64_t t2 = kuberuntime__now_mono_ms();
+        int64_t t2 = fs_now_mono_ms();
         LOG_INFO(2, "Started container",
                  "pod=\"%s\" container=\"%s\" containerID=\"%s\" restartCount=%" PRId32
                  " create=\"%" PRId64 "ms\" start=\"%" PRId64 "ms\"",

@@ -15,6 +15,7 @@
 #include "kuberuntime/builders.h"
 #include "kuberuntime/runtime_internal.h"
 #include "prober/prober.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/strquote.h"
@@ -275,7 +276,7 @@ int64_t kuberuntime__run_pre_stop(const struct kuberuntime *rt, const struct pod
         LOG_INFO(3, "Running preStop hook",
                  "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" handler=\"%s\"",
                  who, pod->uid, c->name, container_id, handler_kind_name(c->pre_stop->kind));
-        int64_t start = kuberuntime__now_mono_ms();
+        int64_t start = fs_now_mono_ms();
         int64_t deadline = start + kuberuntime__s_to_ms(grace_s);
 
         if (c->pre_stop->kind == HANDLER_SLEEP) {
@@ -295,7 +296,7 @@ int64_t kuberuntime__run_pre_stop(const struct kuberuntime *rt, const struct pod
                                  "containerID=\"%s\"",
                                  who, pod->uid, c->name, container_id);
                 }
-                return kuberuntime__now_mono_ms() - start;
+                return fs_now_mono_ms() - start;
         }
 
         struct kuberuntime_hook *h = xcalloc(1, sizeof(*h));
@@ -318,7 +319,7 @@ int64_t kuberuntime__run_pre_stop(const struct kuberuntime *rt, const struct pod
                 pthread_mutex_destroy(&h->lock);
                 free(h->message);
                 free(h);
-                return kuberuntime__now_mono_ms() - start;
+                return fs_now_mono_ms() - start;
         }
 
         struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
@@ -329,7 +330,7 @@ int64_t kuberuntime__run_pre_stop(const struct kuberuntime *rt, const struct pod
                 rc = pthread_cond_timedwait(&h->cond, &h->lock, &ts);
         bool done = h->done;
         pthread_mutex_unlock(&h->lock);
-        int64_t spent = kuberuntime__now_mono_ms() - start;
+        int64_t spent = fs_now_mono_ms() - start;
         if (done) {
                 kuberuntime__hook_finish(h);
         } else {

@@ -7,6 +7,7 @@
  * an image at a time (all pulls one at a time with serialize_image_pulls).
  */
 #include "kuberuntime/runtime_internal.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -183,7 +184,7 @@ int kuberuntime__ensure_image(struct kuberuntime *rt, struct cri_client *cri, co
         }
 
         cleanup_free char *key = xasprintf("%s/%s", pod->uid, image);
-        int64_t now = kuberuntime__now_mono_ms();
+        int64_t now = fs_now_mono_ms();
         if (backoff_is_in_backoff_since_update(rt->image_pull, key, now)) {
                 int64_t failed_at = now;
                 cleanup_free char *prev = pull_error_get(rt, key, &failed_at);
@@ -199,12 +200,12 @@ int kuberuntime__ensure_image(struct kuberuntime *rt, struct cri_client *cri, co
 
         LOG_INFO(1, "Pulling image", "pod=\"%s\" container=\"%s\" image=\"%s\"", who, c->name,
                  c->image);
-        int64_t t0 = kuberuntime__now_mono_ms();
+        int64_t t0 = fs_now_mono_ms();
         pull_begin(rt, image);
         char *ref = NULL;
         int r = pull(cri, image, sandbox_config, ctx, &ref, &err);
         pull_end(rt, image);
-        int64_t t1 = kuberuntime__now_mono_ms();
+        int64_t t1 = fs_now_mono_ms();
         if (r < 0) {
                 backoff_next(rt->image_pull, key, t1);
                 const char *msg = kuberuntime__cri_message(err);

@@ -73,7 +73,7 @@ static int64_t wait_for_turn(struct stop_order *o, size_t i, int64_t grace_s)
 {
         if (grace_s <= 0)
                 return 0;
-        int64_t start = kuberuntime__now_mono_ms();
+        int64_t start = fs_now_mono_ms();
         int64_t deadline = start + kuberuntime__s_to_ms(grace_s);
         struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
                               .tv_nsec = (long)(deadline % 1000) * 1000000};
@@ -86,7 +86,7 @@ static int64_t wait_for_turn(struct stop_order *o, size_t i, int64_t grace_s)
                         break;
         }
         pthread_mutex_unlock(&o->lock);
-        return kuberuntime__now_mono_ms() - start;
+        return fs_now_mono_ms() - start;
 }
 
 static void mark_stopped(struct stop_order *o, size_t i)
@@ -152,7 +152,7 @@ static int stop_one(struct cri_client *cri, struct stop_job *j, ck_error_t *err)
             "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" gracePeriod=%" PRId64
             " reason=\"%s\"",
             j->who, j->uid, j->name, j->id, grace, j->reason ? j->reason : "");
-        int64_t t0 = kuberuntime__now_mono_ms();
+        int64_t t0 = fs_now_mono_ms();
         int r = cri_stop_container(cri, j->id, grace, err);
         /* a hook that outlived its deadline ends with its container */
         kuberuntime__hook_finish(hook);
@@ -168,8 +168,7 @@ static int stop_one(struct cri_client *cri, struct stop_job *j, ck_error_t *err)
         } else {
                 LOG_INFO(3, "Container exited normally",
                          "pod=\"%s\" containerName=\"%s\" containerID=\"%s\" duration=\"%.3fs\"",
-                         j->who, j->name, j->id,
-                         (double)(kuberuntime__now_mono_ms() - t0) / 1000.0);
+                         j->who, j->name, j->id, (double)(fs_now_mono_ms() - t0) / 1000.0);
         }
         if (j->order != NULL)
                 mark_stopped(j->order, j->index);

@@ -70,10 +70,6 @@ void kuberuntime__retry_at(struct kuberuntime_sync_result *r, int64_t at_ms);
 /* Go's time.Duration.String() of a millisecond count ("10s", "2m40s"). */
 void kuberuntime__format_duration(int64_t ms, char *buf, size_t len);
 
-/* CLOCK_MONOTONIC ms / CLOCK_REALTIME ns. */
-int64_t kuberuntime__now_mono_ms(void);
-int64_t kuberuntime__now_real_ns(void);
-
 /* ---- images.c ---- */
 
 /* upstream EnsureImageExists: honours the pull policy and the image pull

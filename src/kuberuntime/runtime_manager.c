@@ -111,20 +111,6 @@ void kuberuntime__format_duration(int64_t ms, char *buf, size_t len)
                 snprintf(buf, len, "%s", sec);
 }
 
-int64_t kuberuntime__now_mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t kuberuntime__now_real_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- lifecycle ---- */
 
 static char **strv_dup(const char *const *v)
@@ -299,13 +285,13 @@ static int create_sandbox(struct kuberuntime *rt, struct cri_client *cri, const 
         if (fs_mkdir_p(log_dir, 0755, err) < 0)
                 return ck_error_wrap(err, "create sandbox: create log directory");
         const char *handler = "";
-        int64_t t0 = kuberuntime__now_mono_ms();
+        int64_t t0 = fs_now_mono_ms();
         if (cri_run_pod_sandbox(cri, cfg, handler, sandbox_id, err) < 0) {
                 LOG_ERROR("Failed to create sandbox for pod", "pod=\"%s\" err=\"%s\"", who,
                           ck_error_msg(*err));
                 return ck_error_wrap(err, "create sandbox");
         }
-        int64_t t1 = kuberuntime__now_mono_ms();
+        int64_t t1 = fs_now_mono_ms();
         Runtime__V1__PodSandboxStatusResponse *st = NULL;
         if (cri_pod_sandbox_status(cri, *sandbox_id, &st, err) < 0) {
                 LOG_ERROR("Failed to get pod sandbox status",
@@ -400,7 +386,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
         }
         prune_dead(rt, cri, status, &a, who);
         /* upstream's housekeeping GC of the crash loop backoff */
-        backoff_gc(rt->crashloop, kuberuntime__now_mono_ms());
+        backoff_gc(rt->crashloop, fs_now_mono_ms());
 
         if (!a.create_sandbox && a.n_init_containers_to_start == 0 &&
             a.n_containers_to_start == 0) {

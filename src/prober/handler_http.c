@@ -20,6 +20,7 @@
  */
 #include "prober/prober_internal.h"
 
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -284,11 +285,11 @@ enum prober_outcome prober__http_get(const struct container *c, const char *pod_
         cleanup_free char *hostport = prober__join_host_port(host, port);
         char *url = probe_url(h, host, port);
         cleanup_free char *first_host = url_host(url);
-        int64_t deadline = prober__now_ms() + timeout_ms;
+        int64_t deadline = fs_now_mono_ms() + timeout_ms;
         struct body *body = xmalloc(sizeof(*body));
         enum prober_outcome outcome = PROBER_OUTCOME_FAILURE;
         for (int redirects = 0;; redirects++) {
-                int64_t left = deadline - prober__now_ms();
+                int64_t left = deadline - fs_now_mono_ms();
                 struct hop hop;
                 if (left <= 0) {
                         hop = (struct hop){.res = CURLE_OPERATION_TIMEDOUT};

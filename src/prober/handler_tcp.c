@@ -7,6 +7,7 @@
  */
 #include "prober/prober_internal.h"
 
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
@@ -41,7 +42,7 @@ static int connect_addr(const struct addrinfo *ai, int64_t deadline_ms)
         if (errno != EINPROGRESS)
                 return errno;
         for (;;) {
-                int64_t left = deadline_ms - prober__now_ms();
+                int64_t left = deadline_ms - fs_now_mono_ms();
                 if (left <= 0)
                         return ETIMEDOUT;
                 struct pollfd pfd = {.fd = fd, .events = POLLOUT};
@@ -62,7 +63,7 @@ static int connect_addr(const struct addrinfo *ai, int64_t deadline_ms)
 
 enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, char **message)
 {
-        int64_t deadline = prober__now_ms() + (timeout_ms > 0 ? timeout_ms : 1000);
+        int64_t deadline = fs_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 1000);
         cleanup_free char *addr = prober__join_host_port(host, port);
         char service[16];
         snprintf(service, sizeof(service), "%d", port);

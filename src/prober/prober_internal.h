@@ -151,7 +151,6 @@ bool prober__worker_wants_run(const struct prober_worker *w);
 
 /* ---- scheduling (scheduler.c), under the prober's lock ---- */
 
-int64_t prober__now_ms(void);
 /* Puts the worker in the heap at w->due_ms if it wants to run and is not
  * already in the heap, queued or running. */
 void prober__arm(struct prober *p, struct prober_worker *w);

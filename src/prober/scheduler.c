@@ -17,6 +17,7 @@
  */
 #include "prober/prober_internal.h"
 
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -26,13 +27,6 @@
 
 /* upstream maxProbeRetries: a probe that errors is tried this many times */
 #define MAX_PROBE_RETRIES 3
-
-int64_t prober__now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the heap ---- */
 
@@ -143,7 +137,7 @@ static void *scheduler_main(void *arg)
                         continue;
                 }
                 struct prober_worker *w = p->heap[0];
-                if (w->due_ms > prober__now_ms()) {
+                if (w->due_ms > fs_now_mono_ms()) {
                         struct timespec ts = {.tv_sec = w->due_ms / 1000,
                                               .tv_nsec = (w->due_ms % 1000) * 1000000};
                         pthread_cond_timedwait(&p->sched_cond, &p->lock, &ts);
@@ -286,7 +280,7 @@ static void finish_job(struct prober *p, struct prober_worker *w, const struct j
         if (w->container_id != NULL && strcmp(w->container_id, j->container_id) == 0) {
                 int64_t period_ms =
                     (int64_t)(w->spec->period_seconds > 0 ? w->spec->period_seconds : 10) * 1000;
-                int64_t now = prober__now_ms();
+                int64_t now = fs_now_mono_ms();
                 w->due_ms = j->start_ms + period_ms > now ? j->start_ms + period_ms : now;
         }
         /* else: a new instance came meanwhile; its due time is set */
@@ -315,7 +309,7 @@ static void *pool_main(void *arg)
                 }
                 if (!prober__worker_wants_run(w))
                         continue;
-                if (w->due_ms > prober__now_ms()) {
+                if (w->due_ms > fs_now_mono_ms()) {
                         /* a new instance while queued, with an initial delay */
                         prober__arm(p, w);
                         continue;
@@ -328,7 +322,7 @@ static void *pool_main(void *arg)
                     .container_id = xstrdup(w->container_id),
                     .ip = xstrdup(w->pp->ip),
                     .type = w->type,
-                    .start_ms = prober__now_ms(),
+                    .start_ms = fs_now_mono_ms(),
                 };
                 w->running = true;
                 pthread_mutex_unlock(&p->lock);

@@ -8,6 +8,7 @@
  */
 #include "prober/prober_internal.h"
 
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -63,13 +64,6 @@ static enum probe_result initial_result(enum probe_type t)
         return PROBE_RESULT_UNKNOWN;
 }
 
-static int64_t now_real_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void prober__worker_reset(struct prober_worker *w, const char *container_id, int64_t started_at_ns)
 {
         free(w->container_id);
@@ -84,11 +78,11 @@ void prober__worker_reset(struct prober_worker *w, const char *container_id, int
         if (started_at_ns > 0 && w->spec->initial_delay_seconds > 0) {
                 int64_t ready_ns =
                     started_at_ns + (int64_t)w->spec->initial_delay_seconds * 1000000000;
-                delay_ms = (ready_ns - now_real_ns()) / 1000000;
+                delay_ms = (ready_ns - fs_now_real_ns()) / 1000000;
                 if (delay_ms < 0)
                         delay_ms = 0;
         }
-        w->due_ms = prober__now_ms() + delay_ms;
+        w->due_ms = fs_now_mono_ms() + delay_ms;
 }
 
 bool prober__worker_record(struct prober_worker *w, enum prober_outcome outcome)

@@ -10,6 +10,7 @@
  */
 #include "server/readonly.h"
 #include "server/http_request.h"
+#include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -55,13 +56,6 @@ struct readonly_server {
         struct conn *conns[READONLY_MAX_CONNS];
         size_t n_conns;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *status_text(int code)
 {
@@ -156,7 +150,7 @@ static void route(struct readonly_server *s, struct conn *c, const struct http_r
 static void conn_start_writing(struct conn *c)
 {
         c->phase = CONN_WRITING;
-        c->deadline_ms = now_ms() + READONLY_TIMEOUT_MS;
+        c->deadline_ms = fs_now_mono_ms() + READONLY_TIMEOUT_MS;
 }
 
 static void conn_free(struct conn *c)
@@ -219,11 +213,11 @@ static bool conn_on_writable(struct conn *c)
                         return false;
                 c->out_off += (size_t)w;
                 /* progress: a large /pods answer to a slow reader is fine */
-                c->deadline_ms = now_ms() + READONLY_TIMEOUT_MS;
+                c->deadline_ms = fs_now_mono_ms() + READONLY_TIMEOUT_MS;
         }
         shutdown(c->fd, SHUT_WR);
         c->phase = CONN_DRAINING;
-        c->deadline_ms = now_ms() + READONLY_DRAIN_MS;
+        c->deadline_ms = fs_now_mono_ms() + READONLY_DRAIN_MS;
         return true;
 }
 
@@ -259,7 +253,7 @@ static bool server_accept(struct readonly_server *s)
                 struct conn *c = xcalloc(1, sizeof(*c));
                 c->fd = fd;
                 c->phase = CONN_READING;
-                c->deadline_ms = now_ms() + READONLY_TIMEOUT_MS;
+                c->deadline_ms = fs_now_mono_ms() + READONLY_TIMEOUT_MS;
                 s->conns[s->n_conns++] = c;
         }
         return true;
@@ -276,7 +270,7 @@ static void *server_thread(void *arg)
                 pfds[n++] = (struct pollfd){.fd = s->stop_fd, .events = POLLIN};
                 bool listening = s->n_conns < READONLY_MAX_CONNS && !accept_paused;
                 pfds[n++] = (struct pollfd){.fd = listening ? s->listen_fd : -1, .events = POLLIN};
-                int64_t now = now_ms();
+                int64_t now = fs_now_mono_ms();
                 int64_t next = now + 60000;
                 for (size_t i = 0; i < s->n_conns; i++) {
                         struct conn *c = s->conns[i];
@@ -303,7 +297,7 @@ static void *server_thread(void *arg)
                 /* Connections first (indices match pfds[2..] until one is
                  * dropped: walk backwards so that the swap-remove does not
                  * move an unvisited entry). */
-                now = now_ms();
+                now = fs_now_mono_ms();
                 for (size_t i = s->n_conns; i-- > 0;) {
                         struct conn *c = s->conns[i];
                         short rev = pfds[2 + i].revents;
