@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "api/decode.h"
+#include "client/kubeconfig.h"
 #include "kubelet/admission.h"
 #include "kubelet/kubelet_internal.h"
 #include "status/generate.h"
@@ -161,8 +162,13 @@ static void record_remove(struct kubelet *kl, struct pod_record *r)
         *r = kl->records[--kl->n_records];
 }
 
-static void submit(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod, const char *uid,
-                   const char *name, const char *ns)
+static const char *source_name(enum pod_source src)
+{
+        return src == POD_SOURCE_API ? "api" : src == POD_SOURCE_HTTP ? "http" : "file";
+}
+
+static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod,
+                         const char *uid, const char *name, const char *ns, int64_t grace_s)
 {
         struct pod_work w = {
             .kind = kind,
@@ -170,9 +176,15 @@ static void submit(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod,
             .pod = pod_ref(pod),
             .name = xstrdup(name),
             .namespace = xstrdup(ns),
-            .grace_s = -1,
+            .grace_s = grace_s,
         };
         podworkers_submit(kl->workers, &w);
+}
+
+static void submit(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod, const char *uid,
+                   const char *name, const char *ns)
+{
+        submit_grace(kl, kind, pod, uid, name, ns, -1);
 }
 
 static void sync_record(struct kubelet *kl, struct pod_record *r)
@@ -186,7 +198,13 @@ static void sync_record(struct kubelet *kl, struct pod_record *r)
                 if (r->kill_in_flight)
                         return;
                 r->kill_in_flight = true;
-                submit(kl, POD_WORK_KILL, r->pod, r->pod->uid, r->pod->name, r->pod->namespace);
+                /* a pod deleted through the apiserver: its deletion grace
+                 * period (upstream: the smaller of it and the spec's) */
+                int64_t grace = r->pod->has_deletion_grace_period_seconds
+                                    ? r->pod->deletion_grace_period_seconds
+                                    : -1;
+                submit_grace(kl, POD_WORK_KILL, r->pod, r->pod->uid, r->pod->name,
+                             r->pod->namespace, grace);
         } else
                 submit(kl, POD_WORK_SYNC, r->pod, r->pod->uid, NULL, NULL);
 }
@@ -207,6 +225,7 @@ static void reject(struct kubelet *kl, struct pod_record *r, const struct admiss
             .now_ns = fs_now_real_ns(),
         };
         status_store_set_status(kl->status, r->pod->uid, status_generate(&in));
+        status_manager_notify(kl->sm);
 }
 
 static void admit(struct kubelet *kl, struct pod_record *r)
@@ -242,10 +261,58 @@ static int compare_creation(const void *a, const void *b)
         return c ? c : strcmp(pod_full_name(pa), pod_full_name(pb));
 }
 
+/* Whether an update of a pod matters to its sync (upstream
+ * checkAndUpdatePod): its spec, labels, annotations or deletion.  A new
+ * status or resourceVersion alone (our own status writes come back this
+ * way) does not. */
+static bool pod_spec_changed(const struct pod *a, const struct pod *b)
+{
+        if (!json_equal(json_object_get(a->raw, "spec"), json_object_get(b->raw, "spec")))
+                return true;
+        json_t *ma = json_object_get(a->raw, "metadata"), *mb = json_object_get(b->raw, "metadata");
+        const char *keys[] = {"labels", "annotations", "deletionTimestamp",
+                              "deletionGracePeriodSeconds"};
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                json_t *va = json_object_get(ma, keys[i]), *vb = json_object_get(mb, keys[i]);
+                if ((va == NULL) != (vb == NULL) || (va && !json_equal(va, vb)))
+                        return true;
+        }
+        return false;
+}
+
+static bool finished_find(struct kubelet *kl, const char *uid, size_t *at)
+{
+        for (size_t i = 0; i < kl->n_finished; i++)
+                if (strcmp(kl->finished[i].uid, uid) == 0) {
+                        *at = i;
+                        return true;
+                }
+        return false;
+}
+
+/* Forgets finished pods the apiserver no longer shows. */
+static void finished_prune(struct kubelet *kl, const struct kl_event *ev)
+{
+        for (size_t i = 0; i < kl->n_finished; i++) {
+                bool present = false;
+                for (size_t j = 0; j < ev->n_pods && !present; j++)
+                        present = strcmp(ev->pods[j]->uid, kl->finished[i].uid) == 0;
+                if (present)
+                        continue;
+                free(kl->finished[i].uid);
+                kl->finished[i--] = kl->finished[--kl->n_finished];
+        }
+}
+
 /* A source delivered its whole set: ADD, UPDATE, DELETE as upstream's pod
  * config merge computes them. */
 static void handle_source(struct kubelet *kl, struct kl_event *ev)
 {
+        const char *src = source_name(ev->source);
+        if (ev->source == POD_SOURCE_API) {
+                kl_mirrors_take(kl, ev);
+                finished_prune(kl, ev);
+        }
         /* DELETE: records of this source whose UID is no longer there. */
         for (size_t i = 0; i < kl->n_records; i++) {
                 struct pod_record *r = &kl->records[i];
@@ -256,7 +323,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         present = strcmp(ev->pods[j]->uid, r->pod->uid) == 0;
                 if (present)
                         continue;
-                LOG_INFO(0, "SyncLoop REMOVE", "source=\"file\" pods=[\"%s\"]",
+                LOG_INFO(0, "SyncLoop REMOVE", "source=\"%s\" pods=[\"%s\"]", src,
                          pod_full_name(r->pod));
                 if (r->rejected) {
                         record_remove(kl, r);
@@ -273,6 +340,9 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
         for (size_t j = 0; j < ev->n_pods; j++) {
                 struct pod *p = ev->pods[j];
                 struct pod_record *r = record_find(kl, p->uid);
+                size_t at;
+                if (r == NULL && finished_find(kl, p->uid, &at))
+                        continue; /* stopped and deleted; the watch lags */
                 if (r == NULL) {
                         if (kl->n_records == kl->cap_records) {
                                 kl->cap_records = kl->cap_records ? kl->cap_records * 2 : 32;
@@ -282,21 +352,44 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         r = &kl->records[kl->n_records++];
                         *r = (struct pod_record){.pod = pod_ref(p)};
                         status_store_set_pod(kl->status, p);
-                        LOG_INFO(0, "SyncLoop ADD", "source=\"file\" pods=[\"%s\"]",
+                        LOG_INFO(0, "SyncLoop ADD", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
-                        admit(kl, r);
+                        if (p->deletion_timestamp != NULL) {
+                                /* deleted before it ever ran here */
+                                r->admitted = true;
+                                r->deleting = true;
+                        } else {
+                                admit(kl, r);
+                        }
                         sync_record(kl, r);
                         continue;
                 }
                 if (r->deleting || json_equal(r->pod->raw, p->raw))
                         continue;
-                LOG_INFO(0, "SyncLoop UPDATE", "source=\"file\" pods=[\"%s\"]", pod_full_name(p));
+                bool changed = pod_spec_changed(r->pod, p);
                 pod_unref(r->pod);
                 r->pod = pod_ref(p);
                 status_store_set_pod(kl->status, p);
+                if (!changed)
+                        continue;
+                if (p->deletion_timestamp != NULL) {
+                        /* upstream SyncLoop DELETE: graceful deletion asked
+                         * through the apiserver */
+                        LOG_INFO(0, "SyncLoop DELETE", "source=\"%s\" pods=[\"%s\"]", src,
+                                 pod_full_name(p));
+                        r->deleting = true;
+                        r->terminal = false;
+                        r->rejected = false;
+                } else {
+                        LOG_INFO(0, "SyncLoop UPDATE", "source=\"%s\" pods=[\"%s\"]", src,
+                                 pod_full_name(p));
+                }
                 sync_record(kl, r);
         }
-        kl->sources_ready = true;
+        kl->sources_seen |= 1u << ev->source;
+        if ((kl->sources_seen & kl->sources_expected) == kl->sources_expected)
+                kl->sources_ready = true;
+        kl_mirrors_reconcile(kl);
 }
 
 /* Drops uid from the last relist: its pod was just removed, and the relist
@@ -323,6 +416,16 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                 r->kill_in_flight = false;
                 if (ev->ok) {
                         LOG_INFO(2, "Pod removed", "pod=\"%s\"", pod_full_name(r->pod));
+                        /* its containers are gone: the apiserver may forget it */
+                        if (r->pod->source == POD_SOURCE_API && r->pod->deletion_timestamp &&
+                            kl->sm) {
+                                status_manager_delete_pod(kl->sm, r->pod->namespace, r->pod->name,
+                                                          r->pod->uid);
+                                kl->finished = xrealloc(kl->finished, (kl->n_finished + 1) *
+                                                                          sizeof(*kl->finished));
+                                kl->finished[kl->n_finished++] =
+                                    (struct kl_recent){.uid = xstrdup(r->pod->uid), .at_ms = now};
+                        }
                         forget_runtime_uid(kl, r->pod->uid);
                         record_remove(kl, r);
                 } else {
@@ -362,6 +465,7 @@ static bool uid_wanted(struct kubelet *kl, const char *uid)
  * its first set, so that a restarted kubelet adopts its pods instead. */
 static void housekeeping(struct kubelet *kl)
 {
+        kl_mirrors_reconcile(kl);
         if (!kl->sources_ready)
                 return;
         for (size_t i = 0; i < kl->n_runtime_uids; i++) {
@@ -440,6 +544,31 @@ static void sync_loop(struct kubelet *kl)
 
 /* ---- lifecycle --------------------------------------------------------- */
 
+/* --kubeconfig: the apiserver's clients (upstream: the kubelet runs in
+ * standalone mode without one).  Nothing is contacted yet. */
+static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
+{
+        const struct kubelet_config *cfg = kl->cfg;
+        kl->api_cfg = xcalloc(1, sizeof(*kl->api_cfg));
+        if (kubeconfig_load(cfg->kubeconfig, NULL, kl->api_cfg, err) < 0)
+                return ck_error_wrap(err, "invalid kubeconfig `%s`", cfg->kubeconfig);
+        kl->api_rl = rest_ratelimiter_new(cfg->kube_api_qps, cfg->kube_api_burst);
+        if (rest_pool_new(kl->api_cfg, kl->api_rl, &kl->api_pool, err) < 0)
+                return ck_error_wrap(err, "apiserver client for `%s`", kl->api_cfg->server);
+        kl->kube = kube_objects_rest_new(kl->api_pool);
+        if (event_recorder_new(kl->api_cfg, kl->api_rl, cfg->node_name, &kl->recorder, err) < 0)
+                return ck_error_wrap(err, "event recorder");
+        /* the InternalIP the node reports is every pod's hostIP */
+        char *ip = NULL;
+        if (node_ip_resolve(cfg->node_ip, &ip, err) < 0)
+                return ck_error_wrap(err, "--node-ip");
+        free(kl->node_ip);
+        kl->node_ip = ip;
+        kl->rt_opts.node_ip = kl->node_ip;
+        kl->sources_expected |= 1u << POD_SOURCE_API;
+        return 0;
+}
+
 int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error_t *err)
 {
         if (fs_mkdir_p(cfg->root_dir, 0750, err) < 0)
@@ -479,6 +608,8 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
                         }
                         *(cpu ? &reserved_cpu : &reserved_mem) += v;
                 }
+        kl->reserved_cpu_milli = reserved_cpu;
+        kl->reserved_memory = reserved_mem;
         struct cm_options cmo = {
             .cgroupfs_root = "/sys/fs/cgroup",
             .cgroup_root = cfg->cgroup_root,
@@ -506,8 +637,99 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
         };
+        if (cfg->kubeconfig && *cfg->kubeconfig && cluster_mode_new(kl, err) < 0) {
+                kubelet_free(kl);
+                return -1;
+        }
+        kl->rt_opts.recorder = kl->recorder;
         kl->rt = kuberuntime_new(&kl->rt_opts);
         *out = kl;
+        return 0;
+}
+
+/* ---- node agent callbacks (on the node status thread only) ------------- */
+
+static struct cri_client *node_cri(struct kubelet *kl)
+{
+        if (kl->node_cri == NULL)
+                kl->node_cri = cri_client_new(kl->cfg->container_runtime_endpoint, 10000);
+        return kl->node_cri;
+}
+
+/* Upstream runtimeState: the runtime's and the network's errors, aggregated. */
+static bool node_runtime_ready(void *opaque, char **message)
+{
+        struct kubelet *kl = opaque;
+        Runtime__V1__StatusResponse *st = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_status(node_cri(kl), &st, &err) < 0) {
+                *message = xstrdup("container runtime is down");
+                return false;
+        }
+        cleanup_free char *rt = NULL, *net = NULL;
+        bool rt_seen = false, net_seen = false;
+        for (size_t i = 0; st->status && i < st->status->n_conditions; i++) {
+                const Runtime__V1__RuntimeCondition *c = st->status->conditions[i];
+                bool is_rt = strcmp(c->type, "RuntimeReady") == 0;
+                bool is_net = strcmp(c->type, "NetworkReady") == 0;
+                rt_seen |= is_rt;
+                net_seen |= is_net;
+                if (c->status || (!is_rt && !is_net))
+                        continue;
+                char **slot = is_rt ? &rt : &net;
+                *slot = xasprintf("container runtime %snot ready: %s=false reason:%s message:%s",
+                                  is_rt ? "" : "network ", c->type, c->reason, c->message);
+        }
+        runtime__v1__status_response__free_unpacked(st, NULL);
+        if (!rt_seen)
+                rt = xstrdup("container runtime not ready: <nil>");
+        if (!net_seen)
+                net = xstrdup("container runtime network not ready: <nil>");
+        if (rt == NULL && net == NULL)
+                return true;
+        *message = rt && net ? xasprintf("[%s, %s]", rt, net) : xstrdup(rt ? rt : net);
+        return false;
+}
+
+static char *node_runtime_version(void *opaque)
+{
+        struct kubelet *kl = opaque;
+        Runtime__V1__VersionResponse *v = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_version(node_cri(kl), &v, &err) < 0)
+                return NULL; /* reported as "Unknown" */
+        char *s = xasprintf("%s://%s", v->runtime_name, v->runtime_version);
+        runtime__v1__version_response__free_unpacked(v, NULL);
+        return s;
+}
+
+/* Registers the node and keeps its status and Lease current (src/node).
+ * Started before the runtime is up: the node shows NotReady meanwhile. */
+static int start_node_agent(struct kubelet *kl, ck_error_t *err)
+{
+        const struct kubelet_config *cfg = kl->cfg;
+        struct node_agent_options no = {
+            .api = kl->api_cfg,
+            .rl = kl->api_rl,
+            .recorder = kl->recorder,
+            .node_name = cfg->node_name,
+            .node_ip = kl->node_ip,
+            .node_labels = &cfg->node_labels,
+            .register_node = cfg->register_node,
+            .status_update_ms = cfg->node_status_update_frequency_ms,
+            .status_report_ms = cfg->node_status_report_frequency_ms,
+            .lease_duration_s = cfg->node_lease_duration_seconds,
+            .max_pods = cfg->max_pods,
+            .port = cfg->port,
+            .root_dir = cfg->root_dir,
+            .reserved_cpu_milli = kl->reserved_cpu_milli,
+            .reserved_memory = kl->reserved_memory,
+            .runtime_ready = node_runtime_ready,
+            .runtime_version = node_runtime_version,
+            .opaque = kl,
+        };
+        if (node_agent_start(&no, &kl->node_agent, err) < 0)
+                return ck_error_wrap(err, "node status");
         return 0;
 }
 
@@ -558,6 +780,8 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                 LOG_INFO(0, "Started read-only server", "address=\"%s\" port=%d", cfg->address,
                          cfg->read_only_port);
         }
+        if (kl->api_cfg && start_node_agent(kl, err) < 0)
+                return -1;
         if (wait_for_runtime(kl, err) < 0)
                 return -1;
         struct prober_options po = {
@@ -572,15 +796,24 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
                        PLEG_RELIST_PERIOD_MS, on_pleg, kl, &kl->pleg, err) < 0)
                 return ck_error_wrap(err, "PLEG");
+        if (kl->api_cfg) {
+                kl->sm = status_manager_start(kl->status, kl->api_pool, cfg->node_name);
+                if (api_source_start(kl->api_cfg, kl->api_rl, cfg->node_name, on_source, kl,
+                                     &kl->api, err) < 0)
+                        return ck_error_wrap(err, "apiserver pod source");
+                LOG_INFO(0, "Watching apiserver", "server=\"%s\" node=\"%s\"", kl->api_cfg->server,
+                         cfg->node_name);
+        }
         if (cfg->static_pod_path && *cfg->static_pod_path) {
+                kl->sources_expected |= 1u << POD_SOURCE_FILE;
                 if (file_source_start(cfg->static_pod_path, cfg->node_name,
                                       cfg->file_check_frequency_ms, on_source, kl, &kl->files,
                                       err) < 0)
                         return ck_error_wrap(err, "static pod source `%s`", cfg->static_pod_path);
                 LOG_INFO(0, "Adding static pod path", "path=\"%s\"", cfg->static_pod_path);
-        } else {
-                kl->sources_ready = true;
         }
+        if (kl->sources_expected == 0)
+                kl->sources_ready = true;
         sync_loop(kl);
         LOG_INFO(0, "Kubelet stopping; pods keep running", "pods=%zu", kl->n_records);
         return 0;
@@ -596,11 +829,25 @@ void kubelet_free(struct kubelet *kl)
         if (kl == NULL)
                 return;
         file_source_stop(kl->files);
+        api_source_stop(kl->api);
         pleg_stop(kl->pleg);
         prober_free(kl->prober);
         if (!podworkers_free(kl->workers))
                 return; /* busy workers still use the rest: the process is exiting */
         readonly_server_stop(kl->server);
+        status_manager_stop(kl->sm);
+        node_agent_stop(kl->node_agent);
+        cri_client_free(kl->node_cri);
+        event_recorder_free(kl->recorder);
+        kube_objects_rest_free(kl->kube);
+        rest_pool_free(kl->api_pool);
+        rest_ratelimiter_free(kl->api_rl);
+        rest_config_clear(kl->api_cfg);
+        free(kl->api_cfg);
+        kl_mirrors_free(kl);
+        for (size_t i = 0; i < kl->n_finished; i++)
+                free(kl->finished[i].uid);
+        free(kl->finished);
         for (struct kl_event *ev = kl->q_head, *next; ev; ev = next) {
                 next = ev->next;
                 kl_event_free(ev);

@@ -3,12 +3,19 @@
 #ifndef CK_KUBELET_INTERNAL_H
 #define CK_KUBELET_INTERNAL_H
 
+#include "client/events.h"
+#include "client/objects.h"
+#include "client/ratelimit.h"
+#include "client/rest_config.h"
 #include "cm/cm.h"
+#include "config/api_source.h"
 #include "config/file_source.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/podworkers.h"
+#include "kubelet/status_manager.h"
 #include "kubelet/status_store.h"
 #include "kuberuntime/runtime.h"
+#include "node/node.h"
 #include "pleg/pleg.h"
 #include "prober/prober.h"
 #include "server/readonly.h"
@@ -58,6 +65,13 @@ struct pod_record {
         bool kill_in_flight; /* its kill is submitted and not finished */
         bool terminal;       /* Succeeded / Failed and stopped: no more syncs */
         int64_t next_sync_ms;
+        int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
+};
+
+/* A write to the apiserver asked for recently (not asked again meanwhile). */
+struct kl_recent {
+        char *uid;
+        int64_t at_ms;
 };
 
 struct kubelet {
@@ -74,6 +88,18 @@ struct kubelet {
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 
+        /* cluster mode (--kubeconfig); all NULL when standalone */
+        struct rest_config *api_cfg;
+        struct rest_ratelimiter *api_rl;
+        struct rest_pool *api_pool;
+        struct kube_objects *kube;
+        struct event_recorder *recorder;
+        struct status_manager *sm;
+        struct api_source *api;
+        struct node_agent *node_agent;
+        struct cri_client *node_cri; /* the node status thread's */
+        int64_t reserved_cpu_milli, reserved_memory;
+
         /* event queue */
         pthread_mutex_t q_lock;
         pthread_cond_t q_cond;
@@ -89,6 +115,16 @@ struct kubelet {
         struct pod_record *records;
         size_t n_records, cap_records;
         bool sources_ready;
+        unsigned sources_expected, sources_seen; /* bits 1 << enum pod_source */
+        struct pod **mirrors;                    /* mirror pods in the apiserver (cluster mode) */
+        size_t n_mirrors;
+        bool api_seen;                    /* the apiserver source delivered once */
+        struct kl_recent *mirror_deletes; /* orphaned mirror pods being deleted */
+        size_t n_mirror_deletes;
+        /* apiserver pods stopped and deleted by us that the watch may still
+         * show (with their deletionTimestamp): not to be started again */
+        struct kl_recent *finished;
+        size_t n_finished;
         struct kl_runtime_uid *runtime_uids; /* last relist */
         size_t n_runtime_uids;
         int64_t next_housekeeping_ms;
@@ -97,6 +133,14 @@ struct kubelet {
 void kl_post(struct kubelet *kl, struct kl_event *ev);
 struct kl_event *kl_event_new(enum kl_event_type type);
 void kl_event_free(struct kl_event *ev);
+
+/* mirror.c: mirror pods, on the sync loop thread. */
+bool kl_is_mirror_pod(const struct pod *pod);
+/* Takes the mirror pods out of an apiserver source event into kl->mirrors. */
+void kl_mirrors_take(struct kubelet *kl, struct kl_event *ev);
+/* Creates, recreates and deletes mirror pods as the static pods require. */
+void kl_mirrors_reconcile(struct kubelet *kl);
+void kl_mirrors_free(struct kubelet *kl);
 
 /* sync_pod.c: the worker side. */
 void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w);

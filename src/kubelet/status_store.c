@@ -3,12 +3,15 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct status_entry {
         struct pod *pod;
         json_t *status;
         uint64_t version;
+        uint64_t synced_version; /* what the apiserver has */
+        char *api_uid;           /* the API object the status goes to */
 };
 
 struct status_store {
@@ -31,6 +34,7 @@ void status_store_free(struct status_store *st)
         for (size_t i = 0; i < st->n; i++) {
                 pod_unref(st->entries[i].pod);
                 json_decref(st->entries[i].status);
+                free(st->entries[i].api_uid);
         }
         free(st->entries);
         pthread_mutex_destroy(&st->lock);
@@ -57,7 +61,10 @@ void status_store_set_pod(struct status_store *st, struct pod *pod)
                         st->cap = st->cap ? st->cap * 2 : 16;
                         st->entries = xrealloc(st->entries, st->cap * sizeof(*st->entries));
                 }
-                st->entries[st->n++] = (struct status_entry){.pod = pod_ref(pod)};
+                st->entries[st->n++] = (struct status_entry){
+                    .pod = pod_ref(pod),
+                    .api_uid = pod->source == POD_SOURCE_API ? xstrdup(pod->uid) : NULL,
+                };
         }
         pthread_mutex_unlock(&st->lock);
 }
@@ -103,8 +110,68 @@ void status_store_remove(struct status_store *st, const char *uid)
         if (e) {
                 pod_unref(e->pod);
                 json_decref(e->status);
+                free(e->api_uid);
                 *e = st->entries[--st->n];
         }
+        pthread_mutex_unlock(&st->lock);
+}
+
+bool status_store_set_api_uid(struct status_store *st, const char *uid, const char *api_uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        bool same = e == NULL || (e->api_uid == NULL && api_uid == NULL) ||
+                    (e->api_uid && api_uid && strcmp(e->api_uid, api_uid) == 0);
+        if (!same) {
+                free(e->api_uid);
+                e->api_uid = api_uid ? xstrdup(api_uid) : NULL;
+                e->synced_version = 0;
+        }
+        pthread_mutex_unlock(&st->lock);
+        return !same;
+}
+
+size_t status_store_pending(struct status_store *st, struct status_pending **out)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_pending *p = xcalloc(st->n ? st->n : 1, sizeof(*p));
+        size_t n = 0;
+        for (size_t i = 0; i < st->n; i++) {
+                struct status_entry *e = &st->entries[i];
+                if (e->api_uid == NULL || e->status == NULL || e->version == e->synced_version)
+                        continue;
+                p[n++] = (struct status_pending){
+                    .uid = xstrdup(e->pod->uid),
+                    .api_uid = xstrdup(e->api_uid),
+                    .namespace = xstrdup(e->pod->namespace),
+                    .name = xstrdup(e->pod->name),
+                    .status = json_incref(e->status),
+                    .version = e->version,
+                };
+        }
+        pthread_mutex_unlock(&st->lock);
+        *out = p;
+        return n;
+}
+
+void status_pending_free(struct status_pending *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(p[i].uid);
+                free(p[i].api_uid);
+                free(p[i].namespace);
+                free(p[i].name);
+                json_decref(p[i].status);
+        }
+        free(p);
+}
+
+void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e && version > e->synced_version)
+                e->synced_version = version;
         pthread_mutex_unlock(&st->lock);
 }
 

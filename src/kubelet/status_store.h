@@ -11,6 +11,7 @@
 #include "api/pod.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct status_store;
@@ -28,6 +29,24 @@ json_t *status_store_get_status(struct status_store *st, const char *uid);
 /* The status' version (number of changes), 0 if unknown. */
 uint64_t status_store_version(struct status_store *st, const char *uid);
 void status_store_remove(struct status_store *st, const char *uid);
+
+/* Cluster mode: the API object a pod's status goes to.  An apiserver pod
+ * is its own; a static pod's is its mirror pod (api_uid NULL: none yet).
+ * A new target makes the status pending again (returns true). */
+bool status_store_set_api_uid(struct status_store *st, const char *uid, const char *api_uid);
+
+/* A status that the apiserver has not seen yet (status_store_pending). */
+struct status_pending {
+        char *uid, *api_uid, *namespace, *name;
+        json_t *status; /* a reference */
+        uint64_t version;
+};
+/* Every pod whose latest status was not synced and that has an API target
+ * (new array of n entries; free with status_pending_free). */
+size_t status_store_pending(struct status_store *st, struct status_pending **out);
+void status_pending_free(struct status_pending *p, size_t n);
+/* The apiserver has `version` of uid's status (or the pod is gone there). */
+void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version);
 
 /* A v1 PodList of every pod with its status (new reference). */
 json_t *status_store_pod_list(struct status_store *st);

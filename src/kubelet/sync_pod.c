@@ -103,6 +103,7 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
         };
         const char *phase = status_phase(&in);
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        status_manager_notify(kl->sm);
         kv_list_release(&readiness);
         kv_list_release(&startup);
         return phase;
@@ -163,12 +164,13 @@ static bool past_active_deadline(struct kubelet *kl, const struct pod *pod, int6
 /* Kill everything of a pod and remove it: containers, sandboxes, logs,
  * cgroup, directories.  pod may be NULL (an orphan). */
 static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
-                           const char *uid, const char *name, const char *ns, ck_error_t *err)
+                           const char *uid, const char *name, const char *ns, int64_t grace_s,
+                           ck_error_t *err)
 {
         struct runtime_pod_status *rs = NULL;
         if (kuberuntime_get_pod_status(kl->rt, cri, uid, name, ns, &rs, err) < 0)
                 return ck_error_wrap(err, "get pod status");
-        int r = kuberuntime_kill_pod(kl->rt, cri, pod, rs, -1, err);
+        int r = kuberuntime_kill_pod(kl->rt, cri, pod, rs, grace_s, err);
         if (r == 0)
                 r = kuberuntime_remove_pod(kl->rt, cri, rs, err);
         runtime_pod_status_free(rs);
@@ -251,7 +253,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         }
         /* f, g: directories and volumes. */
         if (volume_make_pod_dirs(kl->cfg->root_dir, pod, err) < 0 ||
-            volume_mount_pod_volumes(kl->cfg->root_dir, pod, &volume_paths, err) < 0) {
+            volume_mount_pod_volumes(kl->cfg->root_dir, pod, kl->kube, &volume_paths, err) < 0) {
+                event_emit_pod(kl->recorder, pod, NULL, EVENT_WARNING, "FailedMount",
+                               "MountVolume.SetUp failed for %s", ck_error_msg(*err));
                 ck_error_wrap(err, "mount volumes");
                 goto out;
         }
@@ -263,6 +267,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
             .cgroup_parent = cgroup_parent,
             .volume_paths = &volume_paths,
             .liveness_failed = (const char *const *)liveness_failed,
+            .kube = kl->kube,
         };
         if (kuberuntime_sync_pod(kl->rt, cri, pod, rs, &ctx, &result, err) < 0)
                 goto out;
@@ -323,7 +328,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 LOG_INFO(2, "Killing pod", "pod=\"%s\" podUID=\"%s\"", pod_full_name(w->pod),
                          w->uid);
                 prober_remove_pod(kl->prober, w->uid);
-                r = kill_and_remove(kl, cri, w->pod, w->uid, w->pod->name, w->pod->namespace, &err);
+                r = kill_and_remove(kl, cri, w->pod, w->uid, w->pod->name, w->pod->namespace,
+                                    w->grace_s, &err);
                 if (r < 0)
                         LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), pod_full_name(w->pod), w->uid);
@@ -331,7 +337,7 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
         case POD_WORK_KILL_ORPHAN:
         default:
                 prober_remove_pod(kl->prober, w->uid);
-                r = kill_and_remove(kl, cri, NULL, w->uid, w->name, w->namespace, &err);
+                r = kill_and_remove(kl, cri, NULL, w->uid, w->name, w->namespace, -1, &err);
                 if (r < 0)
                         LOG_ERROR("Failed to clean up orphaned pod", "err=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), w->uid);

@@ -67,6 +67,14 @@ int kuberuntime_container_config(const struct kuberuntime_options *opts, const s
                                  const struct container *c, int32_t restart_count,
                                  const char *pod_ip, const struct kv_list *volume_paths,
                                  Runtime__V1__ContainerConfig **out, ck_error_t *err);
+/* The same, with the configMaps and secrets that env / envFrom refer to
+ * read through kube (NULL: standalone, such a reference is an error). */
+int kuberuntime_container_config_with_objects(const struct kuberuntime_options *opts,
+                                              const struct pod *pod, const struct container *c,
+                                              int32_t restart_count, const char *pod_ip,
+                                              const struct kv_list *volume_paths,
+                                              const struct kube_objects *kube,
+                                              Runtime__V1__ContainerConfig **out, ck_error_t *err);
 void kuberuntime_container_config_free(Runtime__V1__ContainerConfig *cfg);
 
 /* $(VAR) expansion as upstream's expansion.Expand: $(VAR) replaced from the

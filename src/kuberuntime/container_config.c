@@ -81,11 +81,22 @@ int kuberuntime_container_config(const struct kuberuntime_options *opts, const s
                                  const char *pod_ip, const struct kv_list *volume_paths,
                                  Runtime__V1__ContainerConfig **out, ck_error_t *err)
 {
+        return kuberuntime_container_config_with_objects(opts, pod, c, restart_count, pod_ip,
+                                                         volume_paths, NULL, out, err);
+}
+
+int kuberuntime_container_config_with_objects(const struct kuberuntime_options *opts,
+                                              const struct pod *pod, const struct container *c,
+                                              int32_t restart_count, const char *pod_ip,
+                                              const struct kv_list *volume_paths,
+                                              const struct kube_objects *kube,
+                                              Runtime__V1__ContainerConfig **out, ck_error_t *err)
+{
         struct kv_list env = {0};
         Runtime__V1__ContainerConfig *cfg = xmalloc(sizeof(*cfg));
         runtime__v1__container_config__init(cfg);
 
-        if (kuberuntime__container_env(opts, pod, c, pod_ip, &env, err) < 0)
+        if (kuberuntime__container_env(opts, pod, c, pod_ip, kube, &env, err) < 0)
                 goto fail;
         if (kuberuntime__verify_run_as_non_root(pod, c, err) < 0)
                 goto fail;

@@ -16,8 +16,51 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* upstream recordContainerEvent: an event about container c of the pod,
+ * with the container's ID (when known) replaced by its name in the message
+ * so that the repeats of a failure aggregate. */
+__attribute__((format(printf, 7, 8))) static void
+container_event(const struct kuberuntime *rt, const struct pod *pod, const struct container *c,
+                const char *container_id, const char *type, const char *reason, const char *fmt,
+                ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        cleanup_free char *msg = xvasprintf(fmt, ap);
+        va_end(ap);
+        size_t idl = container_id ? strlen(container_id) : 0;
+        if (idl > 0 && strstr(msg, container_id) != NULL) {
+                size_t nl = strlen(c->name);
+                size_t cap = strlen(msg) * (nl > idl ? nl : idl) / idl + nl + 1;
+                char *out = xmalloc(cap), *o = out;
+                for (const char *p = msg, *hit; *p; p = hit + idl) {
+                        hit = strstr(p, container_id);
+                        if (hit == NULL) {
+                                o = stpcpy(o, p);
+                                break;
+                        }
+                        o = mempcpy(o, p, (size_t)(hit - p));
+                        o = stpcpy(o, c->name);
+                }
+                *o = '\0';
+                free(msg);
+                msg = out;
+        }
+        event_emit_pod(rt->opts.recorder, pod, c->name, type, reason, "%s", msg);
+}
+
+/* The reason a container waits for, as set by the step that failed. */
+static const char *waiting_reason(const struct kuberuntime_sync_result *r, const char *name)
+{
+        for (size_t i = 0; i < r->n_waiting; i++)
+                if (strcmp(r->waiting[i].container_name, name) == 0)
+                        return r->waiting[i].reason;
+        return NULL;
+}
 
 /* The newest exited instance of a container (upstream doBackOff looks at
  * the first exited one in the newest-first list). */
@@ -56,6 +99,9 @@ static bool in_crashloop_backoff(struct kuberuntime *rt, const struct pod *pod,
                 kuberuntime__retry_at(result, finished + delay);
                 LOG_INFO(3, "Back-off restarting failed container",
                          "pod=\"%s\" container=\"%s\" backoff=\"%s\"", who, c->name, d);
+                event_emit_pod(rt->opts.recorder, pod, c->name, EVENT_WARNING, "BackOff",
+                               "Back-off restarting failed container %s in pod %s_%s(%s)", c->name,
+                               pod->name, pod->namespace, pod->uid);
                 return true;
         }
         backoff_next(rt->crashloop, key, now);
@@ -132,8 +178,15 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                 return -1;
 
         cleanup_free char *image_ref = NULL;
-        if (kuberuntime__ensure_image(rt, cri, pod, c, sandbox_config, ctx, &image_ref, result) < 0)
+        if (kuberuntime__ensure_image(rt, cri, pod, c, sandbox_config, ctx, &image_ref, result) <
+            0) {
+                /* upstream: the error EnsureImageExists returns is named
+                 * as the waiting reason (ErrImagePull, ImagePullBackOff...) */
+                const char *why = waiting_reason(result, c->name);
+                container_event(rt, pod, c, NULL, EVENT_WARNING, "Failed", "Error: %s",
+                                why ? why : "ErrImagePull");
                 return -1;
+        }
 
         const struct runtime_container_status *last = runtime_pod_status_find(status, c->name);
         int32_t restart_count =
@@ -153,16 +206,21 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                           ck_error_msg(err));
                 kuberuntime__set_waiting(result, c->name, "CreateContainerConfigError",
                                          "create container log directory: %s", ck_error_msg(err));
+                container_event(rt, pod, c, NULL, EVENT_WARNING, "Failed",
+                                "Error: create container log directory: %s", ck_error_msg(err));
                 return -1;
         }
         Runtime__V1__ContainerConfig *cfg = NULL;
-        if (kuberuntime_container_config(&rt->opts, pod, c, restart_count, pod_ip,
-                                         ctx ? ctx->volume_paths : NULL, &cfg, &err) < 0) {
+        if (kuberuntime_container_config_with_objects(&rt->opts, pod, c, restart_count, pod_ip,
+                                                      ctx ? ctx->volume_paths : NULL,
+                                                      ctx ? ctx->kube : NULL, &cfg, &err) < 0) {
                 LOG_ERROR("Failed to generate container config",
                           "pod=\"%s\" container=\"%s\" err=\"%s\"", who, c->name,
                           ck_error_msg(err));
                 kuberuntime__set_waiting(result, c->name, "CreateContainerConfigError", "%s",
                                          ck_error_msg(err));
+                container_event(rt, pod, c, NULL, EVENT_WARNING, "Failed", "Error: %s",
+                                ck_error_msg(err));
                 return -1;
         }
         use_image_ref(cfg, c, image_ref);
@@ -178,17 +236,22 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                           who, c->name, ck_error_msg(err));
                 kuberuntime__set_waiting(result, c->name, "CreateContainerError", "%s",
                                          kuberuntime__cri_message(err));
+                container_event(rt, pod, c, id, EVENT_WARNING, "Failed", "Error: %s",
+                                kuberuntime__cri_message(err));
                 return -1;
         }
         int64_t t1 = fs_now_mono_ms();
         LOG_INFO(3, "Created container", "pod=\"%s\" container=\"%s\" containerID=\"%s\"", who,
                  c->name, id);
+        container_event(rt, pod, c, id, EVENT_NORMAL, "Created", "Container created");
         if (cri_start_container(cri, id, &err) < 0) {
                 LOG_ERROR("Failed to start container",
                           "pod=\"%s\" container=\"%s\" containerID=\"%s\" err=\"%s\"", who, c->name,
                           id, ck_error_msg(err));
                 kuberuntime__set_waiting(result, c->name, "RunContainerError", "%s",
                                          kuberuntime__cri_message(err));
+                container_event(rt, pod, c, id, EVENT_WARNING, "Failed", "Error: %s",
+                                kuberuntime__cri_message(err));
                 return -1;
         }
         int64_t t2 = fs_now_mono_ms();
@@ -196,6 +259,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                  "pod=\"%s\" container=\"%s\" containerID=\"%s\" restartCount=%" PRId32
                  " create=\"%" PRId64 "ms\" start=\"%" PRId64 "ms\"",
                  who, c->name, id, restart_count, t1 - t0, t2 - t1);
+        container_event(rt, pod, c, id, EVENT_NORMAL, "Started", "Container started");
 
         /* upstream startContainer step 4: the postStart hook, synchronously;
          * when it fails the container is killed and waits to be restarted

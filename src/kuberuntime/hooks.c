@@ -198,6 +198,9 @@ int kuberuntime__run_post_start(const struct kuberuntime *rt, struct cri_client 
                           "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" "
                           "err=\"%s\"",
                           who, pod->uid, c->name, container_id, *message);
+                /* upstream: not the message, which may hold secrets */
+                event_emit_pod(rt->opts.recorder, pod, c->name, EVENT_WARNING,
+                               "FailedPostStartHook", "PostStartHook failed");
                 return -1;
         }
         return 0;
@@ -228,6 +231,11 @@ static void *hook_thread(void *p)
             cri_client_new(endpoint ? endpoint : "", hook_timeout_ms(h->rt));
         h->ret = run_handler(h->rt, cri, h->pod, h->c, h->container_id, h->pod_ip, h->c->pre_stop,
                              &h->message);
+        /* upstream records it as soon as the hook fails, without the
+         * message (it may hold secrets) */
+        if (h->ret < 0)
+                event_emit_pod(h->rt->opts.recorder, h->pod, h->c->name, EVENT_WARNING,
+                               "FailedPreStopHook", "PreStopHook failed");
         pthread_mutex_lock(&h->lock);
         h->done = true;
         pthread_cond_broadcast(&h->cond);

@@ -56,6 +56,32 @@ static int64_t grace_period(const struct pod *pod, const char *name, const char 
         return pod->termination_grace_period_seconds;
 }
 
+/* The message of the Killing event, as upstream's callers of killContainer
+ * word it (computePodActions' containerToKillInfo.message; empty, from
+ * KillPod: "Stopping container <name>").  New string. */
+static char *killing_message(const struct pod *pod, const char *name, const char *reason)
+{
+        bool init = false;
+        for (size_t i = 0; i < pod->n_init_containers && !init; i++)
+                init = strcmp(pod->init_containers[i].name, name) == 0;
+        const char *what = init ? "Init container" : "Container";
+        if (reason == NULL)
+                return xasprintf("Stopping container %s", name);
+        if (strcmp(reason, KR_KILL_REASON_POST_START) == 0)
+                return xstrdup("FailedPostStartHook");
+        if (strcmp(reason, KILL_REASON_HASH_CHANGED) == 0)
+                /* an app container restarts whatever the policy */
+                return xasprintf("%s %s definition changed%s", what, name,
+                                 init ? "" : ", will be restarted");
+        if (strcmp(reason, KILL_REASON_LIVENESS) == 0)
+                return xasprintf(
+                    "%s %s failed liveness probe%s", what, name,
+                    !init && pod->restart_policy != RESTART_NEVER ? ", will be restarted" : "");
+        if (strcmp(reason, KILL_REASON_UNKNOWN_STATE) == 0)
+                return xasprintf("%s is in \"unknown\" state, try killing it before restart", what);
+        return xasprintf("Stopping container %s", name);
+}
+
 /* The order in which a pod's containers stop (sidecars last), shared by
  * the threads that stop them. */
 struct stop_order {
@@ -129,6 +155,13 @@ static int stop_one(struct cri_client *cri, struct stop_job *j, ck_error_t *err)
                 grace = grace_period(pod, j->name, j->reason, j->override_s);
         }
         const struct container *spec = pod ? spec_by_name(pod, j->name) : NULL;
+        /* upstream killContainer's Killing event (an orphan's restored pod
+         * has no container to refer to: none) */
+        if (j->pod != NULL && spec != NULL) {
+                cleanup_free char *msg = killing_message(j->pod, j->name, j->reason);
+                event_emit_pod(j->rt->opts.recorder, j->pod, j->name, EVENT_NORMAL, "Killing", "%s",
+                               msg);
+        }
         if (j->override_s >= 0)
                 LOG_INFO(3, "Killing container with a grace period override",
                          "pod=\"%s\" podUID=\"%s\" containerName=\"%s\" containerID=\"%s\" "

@@ -12,6 +12,8 @@
 #define CK_KUBERUNTIME_RUNTIME_H
 
 #include "api/pod.h"
+#include "client/events.h"
+#include "client/objects.h"
 #include "cri/cri.h"
 #include "util/error.h"
 
@@ -116,6 +118,11 @@ struct kuberuntime_options {
         /* --serialize-image-pulls (default true): one pull at a time; when
          * false, only pulls of the same image wait for each other */
         bool serialize_image_pulls;
+        /* events about pods and containers (Pulling, Created, Killing...);
+         * NULL: logged only (borrowed, outlives the manager) */
+        struct event_recorder *recorder;
+        /* the node's InternalIP (status.hostIP for env); NULL/"": unknown */
+        const char *node_ip;
 };
 
 struct kuberuntime;
@@ -152,19 +159,54 @@ struct kuberuntime_sync_result {
 };
 void kuberuntime_sync_result_clear(struct kuberuntime_sync_result *r);
 
+/* Registry credentials of one pod: its imagePullSecrets' docker configs
+ * (upstream credentialprovider BasicDockerKeyring).  Immutable once
+ * loaded: lookups may run on any thread. */
+struct kuberuntime_keyring;
+
+/* Reads each secret of pod->imagePullSecrets through kube (NULL in
+ * standalone mode) and parses its docker config: type
+ * kubernetes.io/dockerconfigjson (key .dockerconfigjson, {"auths": {...}})
+ * or kubernetes.io/dockercfg (key .dockercfg); secrets of other types are
+ * ignored.  A secret that cannot be read is logged and skipped ("Unable to
+ * retrieve pull secret"), with a FailedToRetrieveImagePullSecret warning on
+ * recorder (may be NULL).  A secret whose docker config is malformed makes
+ * every lookup fail with that error, as upstream.  Returns a new keyring
+ * (kuberuntime_keyring_free), or NULL when the pod names no secret.  Any
+ * thread; blocks on the apiserver. */
+struct kuberuntime_keyring *kuberuntime_pull_keyring_load(const struct kube_objects *kube,
+                                                          struct event_recorder *recorder,
+                                                          const struct pod *pod);
+void kuberuntime_keyring_free(struct kuberuntime_keyring *k);
+
+/* The credentials to try, in order, for pulling image (upstream
+ * DockerKeyring.Lookup of the image's repository): entries whose registry
+ * host[:port] and path prefix match, most specific first; for a Docker Hub
+ * image with no match, the index.docker.io entries.  *out: a new array of
+ * *n new AuthConfigs (kuberuntime_auths_free); *n 0 when none match or k is
+ * NULL.  Fails only when one of the secrets was malformed. */
+int kuberuntime_keyring_lookup(const struct kuberuntime_keyring *k, const char *image,
+                               Runtime__V1__AuthConfig ***out, size_t *n, ck_error_t *err);
+void kuberuntime_auths_free(Runtime__V1__AuthConfig **auths, size_t n);
+
 /* Information the runtime needs from the kubelet for one sync (volumes
  * already set up, the cgroup parent, resolved pull secrets). Borrowed. */
 struct kuberuntime_pod_context {
         const char *cgroup_parent; /* "" when cgroups-per-qos is off */
         /* host path of each pod volume, by volume name; NULL-terminated pairs */
         const struct kv_list *volume_paths;
-        /* CRI auth configs to try in order for pulls, may be NULL/0 */
-        const Runtime__V1__AuthConfig *const *pull_auths;
-        size_t n_pull_auths;
+        /* registry credentials from the pod's imagePullSecrets, matched
+         * per image; NULL: when a pull is due, they are read through `kube`
+         * below (kuberuntime_pull_keyring_load) */
+        const struct kuberuntime_keyring *keyring;
         const char *pod_ip_hint; /* unused in standalone mode */
         /* containers (by name) whose liveness probe failed: restarted;
          * NULL-terminated, may be NULL */
         const char *const *liveness_failed;
+        /* configMaps and secrets for env / envFrom and pull secrets; NULL:
+         * standalone, a reference to one is an error as upstream without a
+         * kubeClient (pull secrets: skipped, logged) */
+        const struct kube_objects *kube;
 };
 
 /* Drive the pod's sandbox and containers towards the spec (upstream

@@ -240,6 +240,7 @@ struct prober *prober_new(const struct prober_options *opts, prober_changed_fn f
             opts && opts->runtime_timeout_ms > 0 ? opts->runtime_timeout_ms : 2 * 60 * 1000;
         p->node_ip = xstrdup(opts && opts->node_ip ? opts->node_ip : "127.0.0.1");
         p->n_threads = opts && opts->n_threads > 0 ? opts->n_threads : DEFAULT_THREADS;
+        p->recorder = opts ? opts->recorder : NULL;
         p->fn = fn;
         p->ctx = ctx;
         if (prober__start_threads(p) < 0) {

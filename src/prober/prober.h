@@ -46,6 +46,8 @@ struct prober_options {
         /* The target of the probes of hostNetwork pods (upstream: their pod
          * IP is the node's IP); NULL: 127.0.0.1. */
         const char *node_ip;
+        /* Unhealthy events; NULL: logged only (borrowed) */
+        struct event_recorder *recorder;
 };
 
 struct prober;

@@ -126,6 +126,7 @@ struct prober {
         char *runtime_endpoint;
         int64_t runtime_timeout_ms;
         char *node_ip;
+        struct event_recorder *recorder; /* borrowed, may be NULL */
         prober_changed_fn fn;
         void *ctx;
 };

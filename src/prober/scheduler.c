@@ -15,6 +15,7 @@
  * container are in none of these: they cost nothing until an update or a
  * startup success arms them again.
  */
+#include "client/events.h"
 #include "prober/prober_internal.h"
 
 #include "util/fsutil.h"
@@ -238,6 +239,31 @@ static void log_outcome(const struct job *j, enum prober_outcome o, const char *
         }
 }
 
+/* upstream prober.probe's events: every failure (Unhealthy), error
+ * (Unhealthy) and warning (ProbeWarning); the recorder aggregates repeats. */
+static void record_outcome(struct prober *p, const struct job *j, enum prober_outcome o,
+                           const char *message)
+{
+        const char *type = prober__type_name(j->type);
+        const char *out = message ? message : "";
+        switch (o) {
+        case PROBER_OUTCOME_SUCCESS:
+                break;
+        case PROBER_OUTCOME_WARNING:
+                event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "ProbeWarning",
+                               "%s probe warning: %s", type, out);
+                break;
+        case PROBER_OUTCOME_FAILURE:
+                event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "Unhealthy",
+                               "%s probe failed: %s", type, out);
+                break;
+        case PROBER_OUTCOME_ERROR:
+                event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "Unhealthy",
+                               "%s probe errored and resulted in unknown state: %s", type, out);
+                break;
+        }
+}
+
 static void add_failure(struct prober_pod *pp, const char *name, const char *container_id)
 {
         for (size_t i = 0; i < pp->n_failures; i++)
@@ -330,6 +356,7 @@ static void *pool_main(void *arg)
                 char *message = NULL;
                 enum prober_outcome o = run_job(cri, &j, &message);
                 log_outcome(&j, o, message);
+                record_outcome(p, &j, o, message);
                 free(message);
 
                 pthread_mutex_lock(&p->lock);

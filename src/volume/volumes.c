@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Setting up a pod's volumes: each kind to its plugin. */
+/* Setting up a pod's volumes: each kind to its plugin (configMap, secret,
+ * downwardAPI and projected read the apiserver through `kube`). */
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 #include "volume/plugins.h"
@@ -9,28 +10,30 @@
 #include <string.h>
 #include <unistd.h>
 
-static int setup_volume(int volumes_fd, const char *volumes_path, const struct pod *pod,
-                        const struct volume *v, char **path, ck_error_t *err)
+static int setup_volume(const struct volume_ctx *vc, const struct volume *v, char **path,
+                        ck_error_t *err)
 {
         if (volume_check_component("volume name", v->name, err) < 0)
                 return -1;
         switch (v->kind) {
         case VOLUME_EMPTY_DIR:
-                return volume_empty_dir_setup(volumes_fd, volumes_path, pod, v, path, err);
+                return volume_empty_dir_setup(vc->volumes_fd, vc->volumes_path, vc->pod, v, path,
+                                              err);
         case VOLUME_HOST_PATH:
                 return volume_host_path_setup(v, path, err);
         case VOLUME_CONFIG_MAP:
         case VOLUME_SECRET:
         case VOLUME_DOWNWARD_API:
         case VOLUME_PROJECTED:
+                return volume_payload_volume_setup(vc, v, path, err);
         case VOLUME_OTHER:
                 break;
         }
-        /* standalone: no apiserver to read configMaps, secrets... from */
         return ck_error_make(err, 0, "unsupported volume type");
 }
 
-int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod, struct kv_list *paths,
+int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod,
+                             const struct kube_objects *kube, struct kv_list *paths,
                              ck_error_t *err)
 {
         paths->items = NULL;
@@ -42,10 +45,19 @@ int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod, struct
             open(volumes_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (volumes_fd < 0)
                 return ck_error_make(err, errno, "open `%s`", volumes_path);
+        cleanup_free char *pod_dir = xasprintf("%s/pods/%s", root_dir, pod->uid);
+        struct volume_ctx vc = {
+            .root_dir = root_dir,
+            .pod_dir = pod_dir,
+            .volumes_fd = volumes_fd,
+            .volumes_path = volumes_path,
+            .pod = pod,
+            .kube = kube,
+        };
         for (size_t i = 0; i < pod->n_volumes; i++) {
                 const struct volume *v = &pod->volumes[i];
                 cleanup_free char *path = NULL;
-                if (setup_volume(volumes_fd, volumes_path, pod, v, &path, err) < 0) {
+                if (setup_volume(&vc, v, &path, err) < 0) {
                         kv_list_release(paths);
                         return ck_error_wrap(err, "volume \"%s\"", v->name ? v->name : "");
                 }

@@ -70,3 +70,151 @@ node_kubectl() {
 	"$KUBECTL" --kubeconfig "$NODE_KUBECONFIG" --cache-dir "$CK_CLUSTER_DIR/kubectl-cache" \
 		--request-timeout=30s "$@"
 }
+
+# start_node [FLAGS...]: start ckubelet as node CLUSTER_NODE_NAME of the local
+# cluster (call cluster_up first): the node kubeconfig, InternalIP 127.0.0.1
+# (the only address the apiserver reaches kubelets by here), no static pod
+# directory; FLAGS are passed on. See start_ckubelet for CKUBELET_* variables.
+start_node() {
+	start_ckubelet "" --kubeconfig="$NODE_KUBECONFIG" --node-ip=127.0.0.1 \
+		--hostname-override="$CLUSTER_NODE_NAME" "$@"
+}
+
+# node_ready: the node's Ready condition is True.
+node_ready() {
+	[[ $(kubectl get node "$CLUSTER_NODE_NAME" \
+		-o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+}
+
+# ---------------------------------------------------------------------------
+# Helpers of the cluster-mode suites (50-59): a ckubelet node of the local
+# cluster, observed as a kubectl user observes it, plus crictl on the node.
+
+# The cgroup root of the cluster suites' pods (removed by cleanup_node).
+CLUSTER_CGROUP_ROOT=/ckubelet-e2e-cluster
+
+# wait_runtime_free [SECONDS]: wait (default 900 s) until no other ckubelet
+# runs: the runtime is shared, and two agents on it remove each other's pods.
+wait_runtime_free() {
+	local deadline=$((SECONDS + ${1:-900})) others
+	while others=$(pgrep -ax ckubelet); do
+		if ((SECONDS >= deadline)); then
+			echo "wait_runtime_free: another ckubelet still runs after ${1:-900}s: $others" >&2
+			return 1
+		fi
+		sleep 5
+	done
+}
+
+# start_cluster_node MANIFEST_DIR [FLAGS...]: start_node with the cluster
+# suites' cgroup root and a static pod directory ("": none).
+start_cluster_node() {
+	local dir=$1
+	shift
+	start_ckubelet "$dir" --kubeconfig="$NODE_KUBECONFIG" --node-ip=127.0.0.1 \
+		--hostname-override="$CLUSTER_NODE_NAME" --cgroup-root="$CLUSTER_CGROUP_ROOT" "$@"
+}
+
+# stop_node: stop the ckubelet of this file, whichever test (re)started it
+# (its pid file, not a CKUBELET_PID inherited from setup_file).
+stop_node() {
+	unset CKUBELET_PID
+	stop_ckubelet
+}
+
+# create_test_namespace NS: create it and wait until pods can be made there
+# (its default service account) and mounted (its kube-root-ca.crt).
+create_test_namespace() {
+	kubectl create namespace "$1" >/dev/null || return 1
+	wait_for -t 60 -i 0.5 kubectl get serviceaccount default -n "$1" -o name >/dev/null &&
+		wait_for -t 60 -i 0.5 kubectl get configmap kube-root-ca.crt -n "$1" -o name >/dev/null
+}
+
+# node_field JSONPATH: a field of the Node (kubectl -o jsonpath).
+node_field() {
+	kubectl get node "$CLUSTER_NODE_NAME" -o jsonpath="$1"
+}
+
+# node_condition TYPE: the status (True, False, Unknown) of a Node condition.
+node_condition() {
+	node_field "{.status.conditions[?(@.type==\"$1\")].status}" 2>/dev/null
+}
+
+node_not_ready() { [[ $(node_condition Ready) == Unknown || $(node_condition Ready) == False ]]; }
+node_absent() { ! kubectl get node "$CLUSTER_NODE_NAME" -o name >/dev/null 2>&1; }
+
+# kpod_field NS POD JSONPATH: a field of the pod as the apiserver has it.
+kpod_field() {
+	kubectl get pod -n "$1" "$2" -o jsonpath="$3" 2>/dev/null
+}
+
+kpod_phase_is() { [[ $(kpod_field "$1" "$2" '{.status.phase}') == "$3" ]]; }
+kpod_ready() { [[ $(kpod_field "$1" "$2" '{.status.conditions[?(@.type=="Ready")].status}') == True ]]; }
+kpod_uid() { kpod_field "$1" "$2" '{.metadata.uid}'; }
+kpod_gone() { # NS POD: the apiserver answers NotFound
+	local out
+	out=$(kubectl get pod -n "$1" "$2" -o name 2>&1) && return 1
+	[[ $out == *NotFound* || $out == *"not found"* ]]
+}
+
+# kpod_containers NS POD [CONTAINER]: the pod's container ids in the runtime
+# (every state), by the labels the kubelet puts on them.
+kpod_containers() {
+	local args=(ps -a -q --label "io.kubernetes.pod.namespace=$1" --label "io.kubernetes.pod.name=$2")
+	[[ -n ${3:-} ]] && args+=(--label "io.kubernetes.container.name=$3")
+	crictl "${args[@]}"
+}
+
+# kpod_running_container NS POD CONTAINER: the id of its running container.
+kpod_running_container() {
+	crictl ps -q --state running --label "io.kubernetes.pod.namespace=$1" \
+		--label "io.kubernetes.pod.name=$2" --label "io.kubernetes.container.name=$3"
+}
+
+# kpod_sandboxes NS POD: its sandbox ids in the runtime (every state).
+kpod_sandboxes() {
+	crictl pods -q --namespace "^$1\$" --name "^$2\$"
+}
+
+# kpod_runtime_empty NS POD: the runtime has no sandbox or container of it.
+kpod_runtime_empty() {
+	[[ -z $(kpod_sandboxes "$1" "$2") && -z $(kpod_containers "$1" "$2") ]]
+}
+
+# remove_namespace_sandboxes NS...: stop and remove what the runtime still
+# has of these namespaces (after the agent is stopped), and their logs.
+remove_namespace_sandboxes() {
+	local ns id
+	for ns in "$@"; do
+		for id in $(crictl pods -q --namespace "^$ns\$"); do
+			crictl stopp "$id" >/dev/null || true
+			crictl rmp -f "$id" >/dev/null || true
+		done
+		rm -rf /var/log/pods/"${ns}"_* 2>/dev/null || true
+	done
+}
+
+# cleanup_node NS...: what a cluster suite leaves behind, in order: its
+# namespaces deleted while the agent still runs (it stops their pods), the
+# agent stopped, the Node deleted (the next file registers anew), leftover
+# sandboxes, tmpfs mounts under the agent's root and the cgroups removed.
+cleanup_node() {
+	local ns d
+	for ns in "$@"; do
+		kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	done
+	for ns in "$@"; do
+		wait_for -t 90 -i 1 eval "! kubectl get namespace '$ns' -o name >/dev/null 2>&1" || true
+	done
+	stop_node
+	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null 2>&1 || true
+	remove_namespace_sandboxes "$@"
+	if [[ -n ${CKUBELET_ROOT:-} ]]; then
+		grep -o " ${CKUBELET_ROOT}[^ ]*" /proc/self/mountinfo | sort -r |
+			xargs -r -n1 umount -l 2>/dev/null
+	fi
+	for d in /sys/fs/cgroup/*/"${CLUSTER_CGROUP_ROOT#/}"; do
+		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	true
+}

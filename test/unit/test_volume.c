@@ -137,7 +137,7 @@ static void test_empty_dir_on_disk(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         cleanup_free char *want =
             xasprintf("%s/pods/" UID "/volumes/kubernetes.io~empty-dir/cache", f->root);
         assert_string_equal(path_of(&paths, "cache"), want);
@@ -149,7 +149,7 @@ static void test_empty_dir_on_disk(void **state)
         /* idempotent: data written in between survives */
         cleanup_free char *file = xasprintf("%s/data", want);
         assert_int_equal(fs_write_file_atomic(file, "x", 1, 0644, &err), 0);
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         assert_int_equal(access(file, F_OK), 0);
         kv_list_release(&paths);
 }
@@ -165,7 +165,7 @@ static void test_empty_dir_fs_group(void **state)
         pod.security_context.fs_group = 1234;
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         struct stat st;
         assert_int_equal(stat(path_of(&paths, "shared"), &st), 0);
         assert_int_equal(st.st_gid, 1234);
@@ -212,7 +212,7 @@ static void test_host_path_types(void **state)
         };
         struct pod pod = mkpod(vols, ARRAY_SIZE(vols));
         struct kv_list paths = {0};
-        if (volume_mount_pod_volumes(f->root, &pod, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         close(s);
         assert_string_equal(path_of(&paths, "d"), mkdir_path);
@@ -233,7 +233,7 @@ static char *one_volume_error(const char *root, struct volume v)
         struct pod pod = mkpod(&v, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(root, &pod, &paths, &err) == 0) {
+        if (volume_mount_pod_volumes(root, &pod, NULL, &paths, &err) == 0) {
                 kv_list_release(&paths);
                 return NULL;
         }
@@ -285,10 +285,10 @@ static void test_host_path_errors(void **state)
         assert_string_equal(msg4,
                             "volume \"up\": invalid HostPath `/var/../etc`: must not contain '..'");
 
-        cleanup_free char *msg5 = one_volume_error(
-            f->root, (struct volume){.name = (char *)"cfg", .kind = VOLUME_CONFIG_MAP});
+        cleanup_free char *msg5 =
+            one_volume_error(f->root, (struct volume){.name = (char *)"nfs", .kind = VOLUME_OTHER});
         assert_non_null(msg5);
-        assert_string_equal(msg5, "volume \"cfg\": unsupported volume type");
+        assert_string_equal(msg5, "volume \"nfs\": unsupported volume type");
 
         cleanup_free char *msg6 = one_volume_error(
             f->root, (struct volume){.name = (char *)"../x", .kind = VOLUME_EMPTY_DIR});
@@ -312,7 +312,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         struct pod pod = mkpod(vols, 2);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(f->root, &pod, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         cleanup_free char *shm = realpath(path_of(&paths, "shm"), NULL);
         assert_non_null(shm);
@@ -323,7 +323,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         kv_list_release(&paths);
 
         /* idempotent: not mounted twice */
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         kv_list_release(&paths);
         assert_int_equal(tmpfs_mounts_at(shm, NULL), 1);
 
@@ -357,7 +357,7 @@ static void test_cleanup_refuses_foreign_mount(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         cleanup_free char *target = xstrdup(path_of(&paths, "v"));
         kv_list_release(&paths);
         cleanup_free char *precious = xasprintf("%s/precious", f->root);

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Downward API values (see downward.h). */
+#include "volume/downward.h"
+
+#include "api/decode.h"
+#include "util/cleanup.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+struct sbuf {
+        char *p;
+        size_t len, cap;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+        if (b->len + n + 1 > b->cap) {
+                b->cap = (b->len + n + 1) * 2 + 32;
+                b->p = xrealloc(b->p, b->cap);
+        }
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+}
+
+/* Go's strconv.Quote for the characters a label or annotation holds. */
+static void sb_quote(struct sbuf *b, const char *s)
+{
+        sb_add(b, "\"", 1);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                char esc[8];
+                const char *e = NULL;
+                switch (*p) {
+                case '"':
+                        e = "\\\"";
+                        break;
+                case '\\':
+                        e = "\\\\";
+                        break;
+                case '\a':
+                        e = "\\a";
+                        break;
+                case '\b':
+                        e = "\\b";
+                        break;
+                case '\f':
+                        e = "\\f";
+                        break;
+                case '\n':
+                        e = "\\n";
+                        break;
+                case '\r':
+                        e = "\\r";
+                        break;
+                case '\t':
+                        e = "\\t";
+                        break;
+                case '\v':
+                        e = "\\v";
+                        break;
+                default:
+                        if (*p < 0x20 || *p == 0x7f) {
+                                snprintf(esc, sizeof(esc), "\\x%02x", *p);
+                                e = esc;
+                        }
+                }
+                if (e != NULL)
+                        sb_add(b, e, strlen(e));
+                else
+                        sb_add(b, (const char *)p, 1);
+        }
+        sb_add(b, "\"", 1);
+}
+
+static int cmp_kv_key(const void *a, const void *b)
+{
+        return strcmp((*(const struct kv *const *)a)->key, (*(const struct kv *const *)b)->key);
+}
+
+char *volume_format_map(const struct kv_list *l)
+{
+        struct sbuf b = {0};
+        sb_add(&b, "", 0);
+        const struct kv **sorted = xcalloc(l->n + 1, sizeof(*sorted));
+        for (size_t i = 0; i < l->n; i++)
+                sorted[i] = &l->items[i];
+        qsort(sorted, l->n, sizeof(*sorted), cmp_kv_key);
+        for (size_t i = 0; i < l->n; i++) {
+                if (i)
+                        sb_add(&b, "\n", 1);
+                sb_add(&b, sorted[i]->key, strlen(sorted[i]->key));
+                sb_add(&b, "=", 1);
+                sb_quote(&b, sorted[i]->value ? sorted[i]->value : "");
+        }
+        free(sorted);
+        return b.p;
+}
+
+/* "metadata.labels['key']" -> path "metadata.labels", subscript "key"
+ * (upstream SplitMaybeSubscriptedPath).  New strings. */
+static bool split_subscript(const char *fp, char **path, char **sub)
+{
+        size_t n = strlen(fp);
+        if (n < 2 || strcmp(fp + n - 2, "']") != 0)
+                return false;
+        const char *open = strstr(fp, "['");
+        if (open == NULL || open == fp || open + 2 > fp + n - 2)
+                return false;
+        *path = xstrndup(fp, (size_t)(open - fp));
+        *sub = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));
+        return true;
+}
+
+int volume_pod_field_value(const struct pod *pod, const char *fp, char **out, ck_error_t *err)
+{
+        const char *v = NULL;
+        cleanup_free char *path = NULL;
+        cleanup_free char *sub = NULL;
+        if (split_subscript(fp, &path, &sub)) {
+                if (strcmp(path, "metadata.annotations") == 0)
+                        v = kv_list_get(&pod->annotations, sub);
+                else if (strcmp(path, "metadata.labels") == 0)
+                        v = kv_list_get(&pod->labels, sub);
+                else
+                        return ck_error_make(err, 0, "fieldPath \"%s\" does not support subscript",
+                                             fp);
+                *out = xstrdup(v ? v : "");
+                return 0;
+        }
+        if (strcmp(fp, "metadata.annotations") == 0) {
+                *out = volume_format_map(&pod->annotations);
+                return 0;
+        }
+        if (strcmp(fp, "metadata.labels") == 0) {
+                *out = volume_format_map(&pod->labels);
+                return 0;
+        }
+        if (strcmp(fp, "metadata.name") == 0)
+                v = pod->name;
+        else if (strcmp(fp, "metadata.namespace") == 0)
+                v = pod->namespace;
+        else if (strcmp(fp, "metadata.uid") == 0)
+                v = pod->uid;
+        else
+                return ck_error_make(err, 0, "unsupported fieldPath: %s", fp);
+        *out = xstrdup(v ? v : "");
+        return 0;
+}
+
+static int64_t read_mem_total(void)
+{
+        cleanup_fclose FILE *f = fopen("/proc/meminfo", "re");
+        if (f == NULL)
+                return 0;
+        char line[256];
+        while (fgets(line, sizeof(line), f)) {
+                int64_t kb;
+                if (sscanf(line, "MemTotal: %" SCNd64 " kB", &kb) == 1)
+                        return kb * 1024;
+        }
+        return 0;
+}
+
+void volume_node_capacity(const char *root_dir, struct volume_node_resources *out)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        out->cpu_milli = (n > 0 ? n : 1) * 1000;
+        out->memory = read_mem_total();
+        struct statvfs st;
+        out->ephemeral_storage = statvfs(root_dir ? root_dir : "/", &st) == 0
+                                     ? (int64_t)st.f_blocks * (int64_t)st.f_frsize
+                                     : 0;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+        if (b <= 0)
+                b = 1;
+        if (a <= 0)
+                return a / b;
+        return a / b + (a % b != 0);
+}
+
+static const struct container *find_container(const struct pod *pod, const char *name)
+{
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (strcmp(pod->containers[i].name, name) == 0)
+                        return &pod->containers[i];
+        for (size_t i = 0; i < pod->n_init_containers; i++)
+                if (strcmp(pod->init_containers[i].name, name) == 0)
+                        return &pod->init_containers[i];
+        return NULL;
+}
+
+int volume_container_resource_value(const struct pod *pod, const struct container *self,
+                                    const char *container_name, const char *resource,
+                                    const char *divisor, const struct volume_node_resources *node,
+                                    char **out, ck_error_t *err)
+{
+        const struct container *c = self;
+        if (container_name != NULL && *container_name != '\0')
+                c = find_container(pod, container_name);
+        if (c == NULL)
+                return ck_error_make(err, 0, "container %s not found",
+                                     container_name ? container_name : "");
+        const char *res = resource ? resource : "";
+        bool cpu = false;
+        int64_t value;
+        const struct resource_list *lim = &c->resources.limits, *req = &c->resources.requests;
+        /* MergeContainerResourceLimits: an unset (or zero) limit is the node's */
+        if (strcmp(res, "limits.cpu") == 0) {
+                cpu = true;
+                value = lim->has_cpu && lim->cpu_milli != 0 ? lim->cpu_milli : node->cpu_milli;
+        } else if (strcmp(res, "limits.memory") == 0) {
+                value = lim->has_memory && lim->memory != 0 ? lim->memory : node->memory;
+        } else if (strcmp(res, "limits.ephemeral-storage") == 0) {
+                value = lim->has_ephemeral_storage && lim->ephemeral_storage != 0
+                            ? lim->ephemeral_storage
+                            : node->ephemeral_storage;
+        } else if (strcmp(res, "requests.cpu") == 0) {
+                cpu = true;
+                value = req->has_cpu ? req->cpu_milli : 0;
+        } else if (strcmp(res, "requests.memory") == 0) {
+                value = req->has_memory ? req->memory : 0;
+        } else if (strcmp(res, "requests.ephemeral-storage") == 0) {
+                value = req->has_ephemeral_storage ? req->ephemeral_storage : 0;
+        } else {
+                return ck_error_make(err, 0, "unsupported container resource : %s", res);
+        }
+
+        /* a zero or absent divisor means 1 */
+        int64_t d = cpu ? 1000 : 1;
+        if (divisor != NULL && *divisor != '\0') {
+                int64_t parsed;
+                if (api_parse_quantity(divisor, cpu, &parsed, err) < 0)
+                        return ck_error_wrap(err, "divisor of %s", res);
+                if (parsed != 0)
+                        d = parsed;
+        }
+        *out = xasprintf("%" PRId64, ceil_div(value, d));
+        return 0;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A container's environment from configMaps and secrets (valueFrom
+ * configMapKeyRef / secretKeyRef, envFrom with prefix) read through a fake
+ * `struct kube_objects`, as the container config a runtime receives; the
+ * errors a user sees in CreateContainerConfigError, as upstream words them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "api/decode.h"
+#include "kuberuntime/builders.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+#include "util/log.h"
+#include "util/yamljson.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char root[] = "/tmp/ck-test-env-XXXXXX";
+
+struct fake_kube {
+        struct kube_objects iface;
+        json_t *objects; /* "configmaps/ns/name" -> object */
+        int gets;
+        int fail_status;
+};
+
+static struct fake_kube kube;
+
+static int fake_get(void *opaque, const char *resource, const char *ns, const char *name,
+                    json_t **out, ck_error_t *err)
+{
+        struct fake_kube *k = opaque;
+        k->gets++;
+        if (k->fail_status)
+                return ck_error_make_code(err, k->fail_status,
+                                          "%s \"%s\" is forbidden: no relationship found", resource,
+                                          name);
+        cleanup_free char *key = xasprintf("%s/%s/%s", resource, ns, name);
+        json_t *o = json_object_get(k->objects, key);
+        if (o == NULL)
+                return ck_error_make_code(err, 404, "%s \"%s\" not found", resource, name);
+        *out = json_incref(o);
+        return 0;
+}
+
+static void put_object(const char *resource, const char *name, const char *json)
+{
+        cleanup_free char *key = xasprintf("%s/shop/%s", resource, name);
+        json_object_set_new(kube.objects, key, json_loads(json, 0, NULL));
+}
+
+static struct pod *pod_with_container(const char *cextra)
+{
+        cleanup_free char *yaml = xasprintf("apiVersion: v1\n"
+                                            "kind: Pod\n"
+                                            "metadata: {name: web, namespace: shop, uid: e1-uid}\n"
+                                            "spec:\n"
+                                            "  containers:\n"
+                                            "  - name: app\n"
+                                            "    image: localhost/busybox:1.35\n"
+                                            "%s",
+                                            cextra);
+        json_t *j = NULL;
+        struct pod *p = NULL;
+        ck_error_t err = NULL;
+        if (yamljson_parse(yaml, strlen(yaml), &j, &err) < 0)
+                fail_msg("yaml: %s", ck_error_msg(err));
+        if (api_pod_decode(j, &p, &err) < 0)
+                fail_msg("decode: %s", ck_error_msg(err));
+        json_decref(j);
+        return p;
+}
+
+/* The container config, or NULL with the error message in *msg. */
+static Runtime__V1__ContainerConfig *build(const char *cextra, const struct kube_objects *k,
+                                           char **msg)
+{
+        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
+        struct pod *p = pod_with_container(cextra);
+        Runtime__V1__ContainerConfig *cfg = NULL;
+        ck_error_t err = NULL;
+        if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
+                                                      k, &cfg, &err) < 0) {
+                *msg = xstrdup(ck_error_msg(err));
+                ck_error_release(&err);
+                cfg = NULL;
+        }
+        pod_unref(p);
+        return cfg;
+}
+
+static Runtime__V1__ContainerConfig *build_ok(const char *cextra)
+{
+        cleanup_free char *msg = NULL;
+        Runtime__V1__ContainerConfig *cfg = build(cextra, &kube.iface, &msg);
+        if (cfg == NULL)
+                fail_msg("container config: %s", msg);
+        return cfg;
+}
+
+static char *build_error(const char *cextra, const struct kube_objects *k)
+{
+        char *msg = NULL;
+        Runtime__V1__ContainerConfig *cfg = build(cextra, k, &msg);
+        if (cfg != NULL)
+                fail_msg("container config unexpectedly built");
+        return msg;
+}
+
+static const char *env_value(const Runtime__V1__ContainerConfig *c, const char *k)
+{
+        for (size_t i = 0; i < c->n_envs; i++)
+                if (strcmp(c->envs[i]->key, k) == 0)
+                        return c->envs[i]->value;
+        return NULL;
+}
+
+static int env_index(const Runtime__V1__ContainerConfig *c, const char *k)
+{
+        for (size_t i = 0; i < c->n_envs; i++)
+                if (strcmp(c->envs[i]->key, k) == 0)
+                        return (int)i;
+        return -1;
+}
+
+static int reset(void **state)
+{
+        (void)state;
+        json_decref(kube.objects);
+        kube = (struct fake_kube){.iface = {.get = fake_get, .opaque = &kube},
+                                  .objects = json_object()};
+        put_object("configmaps", "settings",
+                   "{\"data\": {\"color\": \"blue\", \"size\": \"L\", \"my.dotted-key\": \"v\"},"
+                   " \"binaryData\": {\"blob\": \"AAE=\"}}");
+        put_object("secrets", "db",
+                   "{\"data\": {\"password\": \"czNjcjN0\", \"user\": \"YWRtaW4=\"}}");
+        return 0;
+}
+
+static void test_key_refs(void **state)
+{
+        (void)state;
+        Runtime__V1__ContainerConfig *cfg =
+            build_ok("    env:\n"
+                     "    - {name: COLOR, valueFrom: {configMapKeyRef: {name: settings, key: "
+                     "color}}}\n"
+                     "    - {name: PW, valueFrom: {secretKeyRef: {name: db, key: password}}}\n"
+                     "    - {name: USER, valueFrom: {secretKeyRef: {name: db, key: user}}}\n"
+                     "    - {name: DSN, value: \"$(USER):$(PW)@$(COLOR)\"}\n"
+                     "    - {name: OPT, valueFrom: {configMapKeyRef: {name: settings, key: nope, "
+                     "optional: true}}}\n"
+                     "    - {name: GONE, valueFrom: {secretKeyRef: {name: other, key: k, "
+                     "optional: true}}}\n");
+        assert_string_equal(env_value(cfg, "COLOR"), "blue");
+        assert_string_equal(env_value(cfg, "PW"), "s3cr3t");
+        assert_string_equal(env_value(cfg, "DSN"), "admin:s3cr3t@blue");
+        assert_null(env_value(cfg, "OPT"));
+        assert_null(env_value(cfg, "GONE"));
+        /* each object read once for the container */
+        assert_int_equal(kube.gets, 3);
+        kuberuntime_container_config_free(cfg);
+}
+
+static void test_key_ref_errors(void **state)
+{
+        (void)state;
+        cleanup_free char *m1 = build_error(
+            "    env:\n"
+            "    - {name: X, valueFrom: {configMapKeyRef: {name: settings, key: nope}}}\n",
+            &kube.iface);
+        assert_non_null(strstr(m1, "couldn't find key nope in ConfigMap shop/settings"));
+        cleanup_free char *m2 =
+            build_error("    env:\n"
+                        "    - {name: X, valueFrom: {secretKeyRef: {name: db, key: nope}}}\n",
+                        &kube.iface);
+        assert_non_null(strstr(m2, "couldn't find key nope in Secret shop/db"));
+        cleanup_free char *m3 =
+            build_error("    env:\n"
+                        "    - {name: X, valueFrom: {configMapKeyRef: {name: missing, key: k}}}\n",
+                        &kube.iface);
+        assert_non_null(strstr(m3, "configmap \"missing\" not found"));
+        cleanup_free char *m4 =
+            build_error("    envFrom:\n    - {secretRef: {name: missing}}\n", &kube.iface);
+        assert_non_null(strstr(m4, "secret \"missing\" not found"));
+        /* binaryData is not for the environment */
+        cleanup_free char *m5 = build_error(
+            "    env:\n"
+            "    - {name: X, valueFrom: {configMapKeyRef: {name: settings, key: blob}}}\n",
+            &kube.iface);
+        assert_non_null(strstr(m5, "couldn't find key blob in ConfigMap shop/settings"));
+        /* an optional object the node may not read is still an error */
+        kube.fail_status = 403;
+        cleanup_free char *m6 = build_error(
+            "    env:\n"
+            "    - {name: X, valueFrom: {secretKeyRef: {name: db, key: k, optional: true}}}\n",
+            &kube.iface);
+        assert_non_null(strstr(m6, "couldn't get secret shop/db"));
+        assert_non_null(strstr(m6, "is forbidden"));
+}
+
+static void test_env_from(void **state)
+{
+        (void)state;
+        Runtime__V1__ContainerConfig *cfg =
+            build_ok("    env:\n"
+                     "    - {name: CFG_color, value: overridden}\n"
+                     "    - {name: LAST, value: x}\n"
+                     "    envFrom:\n"
+                     "    - {prefix: CFG_, configMapRef: {name: settings}}\n"
+                     "    - {secretRef: {name: db}}\n"
+                     "    - {configMapRef: {name: absent, optional: true}}\n");
+        assert_string_equal(env_value(cfg, "CFG_color"), "overridden");
+        assert_string_equal(env_value(cfg, "CFG_size"), "L");
+        /* 1.35: keys that are not C identifiers are kept */
+        assert_string_equal(env_value(cfg, "CFG_my.dotted-key"), "v");
+        assert_null(env_value(cfg, "CFG_blob"));
+        assert_string_equal(env_value(cfg, "password"), "s3cr3t");
+        assert_string_equal(env_value(cfg, "user"), "admin");
+        /* envFrom first, env after */
+        assert_true(env_index(cfg, "CFG_size") < env_index(cfg, "LAST"));
+        kuberuntime_container_config_free(cfg);
+}
+
+static void test_standalone(void **state)
+{
+        (void)state;
+        cleanup_free char *msg = build_error(
+            "    env:\n"
+            "    - {name: X, valueFrom: {configMapKeyRef: {name: settings, key: color}}}\n",
+            NULL);
+        assert_non_null(strstr(msg, "couldn't get configMap shop/settings, no kubeClient defined"));
+        assert_int_equal(kube.gets, 0);
+}
+
+static void test_field_refs(void **state)
+{
+        (void)state;
+        Runtime__V1__ContainerConfig *cfg =
+            build_ok("    env:\n"
+                     "    - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n"
+                     "    - {name: IPS, valueFrom: {fieldRef: {fieldPath: status.podIPs}}}\n"
+                     "    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}\n"
+                     "    - {name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}\n");
+        assert_string_equal(env_value(cfg, "IP"), "10.0.0.7");
+        assert_string_equal(env_value(cfg, "IPS"), "10.0.0.7");
+        assert_string_equal(env_value(cfg, "NODE"), "node1");
+        assert_string_equal(env_value(cfg, "NS"), "shop");
+        kuberuntime_container_config_free(cfg);
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        if (mkdtemp(root) == NULL)
+                return -1;
+        log_set_fd(open("/dev/null", O_WRONLY | O_CLOEXEC));
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        json_decref(kube.objects);
+        ck_error_t err = NULL;
+        int r = fs_remove_all(root, &err);
+        ck_error_release(&err);
+        return r;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup(test_key_refs, reset),
+            cmocka_unit_test_setup(test_key_ref_errors, reset),
+            cmocka_unit_test_setup(test_env_from, reset),
+            cmocka_unit_test_setup(test_standalone, reset),
+            cmocka_unit_test_setup(test_field_refs, reset),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The status manager against a scripted fake apiserver: what it writes
+ * (PATCH pods/<name>/status with the UID precondition, DELETE with grace
+ * period 0, mirror pods with the node owner reference), that a failed write
+ * is retried until it lands, and that a pod the apiserver no longer has is
+ * dropped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fake_apiserver.h"
+
+#include "api/decode.h"
+#include "kubelet/status_manager.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+static struct pod *api_pod(const char *name, const char *uid)
+{
+        cleanup_free char *text =
+            xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+                      "\"namespace\":\"default\",\"uid\":\"%s\"},\"spec\":{\"nodeName\":\"n1\","
+                      "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}",
+                      name, uid);
+        cleanup_json json_t *obj = json_loads(text, 0, NULL);
+        struct pod *pod = NULL;
+        ck_error_t err = NULL;
+        if (api_pod_decode(obj, &pod, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        pod->source = POD_SOURCE_API;
+        return pod;
+}
+
+struct fixture {
+        struct fake *fake;
+        struct rest_pool *pool;
+        struct status_store *store;
+        struct status_manager *sm;
+};
+
+static void start(struct fixture *f, const struct answer *script, size_t n)
+{
+        f->fake = fake_start(script, n);
+        cleanup_free char *server = xasprintf("http://127.0.0.1:%d", f->fake->port);
+        struct rest_config cfg = {.server = server};
+        ck_error_t err = NULL;
+        if (rest_pool_new(&cfg, NULL, &f->pool, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        f->store = status_store_new();
+        f->sm = status_manager_start(f->store, f->pool, "n1");
+}
+
+static void stop(struct fixture *f)
+{
+        status_manager_stop(f->sm);
+        status_store_free(f->store);
+        rest_pool_free(f->pool);
+        fake_stop(f->fake);
+}
+
+/* Waits (up to 10 s) until the fake has received n requests. */
+static void wait_requests(struct fake *f, size_t n)
+{
+        int64_t deadline = fs_now_mono_ms() + 10000;
+        for (;;) {
+                pthread_mutex_lock(&f->lock);
+                size_t have = f->n_req;
+                pthread_mutex_unlock(&f->lock);
+                if (have >= n)
+                        return;
+                if (fs_now_mono_ms() > deadline)
+                        fail_msg("the fake apiserver got %zu requests, expected %zu", have, n);
+                usleep(20000);
+        }
+}
+
+static size_t pending_count(struct status_store *st)
+{
+        struct status_pending *p = NULL;
+        size_t n = status_store_pending(st, &p);
+        status_pending_free(p, n);
+        return n;
+}
+
+static void set_status(struct fixture *f, struct pod *pod, const char *phase)
+{
+        status_store_set_pod(f->store, pod);
+        status_store_set_status(f->store, pod->uid, json_pack("{s:s}", "phase", phase));
+        status_manager_notify(f->sm);
+}
+
+static void test_status_patch_retried_until_it_lands(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {.status = 500, .body = "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}"},
+            {.status = 200, .body = "{}"},
+        };
+        struct fixture f = {0};
+        start(&f, script, 2);
+        cleanup_pod struct pod *pod = api_pod("p1", "u1");
+        set_status(&f, pod, "Running");
+        wait_requests(f.fake, 2);
+        usleep(100000); /* the answer is handled after the fake records it */
+        assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/p1/status");
+        assert_string_equal(f.fake->req[1], "PATCH /api/v1/namespaces/default/pods/p1/status");
+        assert_non_null(
+            strcasestr(f.fake->head[1], "Content-Type: application/strategic-merge-patch+json"));
+        cleanup_json json_t *body = json_loads(f.fake->body[1], 0, NULL);
+        assert_non_null(body);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(body, "metadata"), "uid")), "u1");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(body, "status"), "phase")),
+            "Running");
+        assert_int_equal(pending_count(f.store), 0);
+        /* an unchanged status is not written again */
+        status_store_set_status(f.store, "u1", json_pack("{s:s}", "phase", "Running"));
+        status_manager_notify(f.sm);
+        usleep(300000);
+        assert_int_equal(f.fake->n_req, 2);
+        stop(&f);
+}
+
+static void test_status_of_a_pod_gone_from_the_apiserver_is_dropped(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {.status = 404, .body = "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}"},
+        };
+        struct fixture f = {0};
+        start(&f, script, 1);
+        cleanup_pod struct pod *pod = api_pod("p1", "u1");
+        set_status(&f, pod, "Pending");
+        wait_requests(f.fake, 1);
+        usleep(1500000); /* longer than the first retry delay */
+        assert_int_equal(f.fake->n_req, 1);
+        assert_int_equal(pending_count(f.store), 0);
+        stop(&f);
+}
+
+static void test_static_pod_status_waits_for_its_mirror(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {{.status = 200, .body = "{}"}};
+        struct fixture f = {0};
+        start(&f, script, 1);
+        cleanup_pod struct pod *pod = api_pod("s1", "static-uid");
+        /* a static pod: no API object until its mirror exists */
+        pod->source = POD_SOURCE_FILE;
+        set_status(&f, pod, "Running");
+        usleep(300000);
+        assert_int_equal(f.fake->n_req, 0);
+        assert_true(status_store_set_api_uid(f.store, "static-uid", "mirror-uid"));
+        status_manager_notify(f.sm);
+        wait_requests(f.fake, 1);
+        assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/s1/status");
+        usleep(100000);
+        cleanup_json json_t *body = json_loads(f.fake->body[0], 0, NULL);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(body, "metadata"), "uid")),
+            "mirror-uid");
+        stop(&f);
+}
+
+static void test_delete_and_mirror_writes(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {.status = 503, .body = "{}"}, /* DELETE: retried */
+            {.status = 200, .body = "{}"}, /* DELETE again */
+            {.status = 200, .body = "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\"}}"},
+            {.status = 201, .body = "{}"}, /* POST mirror */
+        };
+        struct fixture f = {0};
+        start(&f, script, 4);
+        status_manager_delete_pod(f.sm, "default", "p1", "u1");
+        wait_requests(f.fake, 2);
+        assert_string_equal(f.fake->req[1], "DELETE /api/v1/namespaces/default/pods/p1");
+        cleanup_json json_t *del = json_loads(f.fake->body[1], 0, NULL);
+        assert_int_equal(json_integer_value(json_object_get(del, "gracePeriodSeconds")), 0);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(del, "preconditions"), "uid")), "u1");
+
+        json_t *mirror = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "Pod",
+                                   "metadata", "name", "s1-n1", "namespace", "kube-system");
+        status_manager_create_mirror(f.sm, mirror, NULL);
+        wait_requests(f.fake, 4);
+        assert_string_equal(f.fake->req[2], "GET /api/v1/nodes/n1");
+        assert_string_equal(f.fake->req[3], "POST /api/v1/namespaces/kube-system/pods");
+        cleanup_json json_t *posted = json_loads(f.fake->body[3], 0, NULL);
+        json_t *owner = json_array_get(
+            json_object_get(json_object_get(posted, "metadata"), "ownerReferences"), 0);
+        assert_string_equal(json_string_value(json_object_get(owner, "kind")), "Node");
+        assert_string_equal(json_string_value(json_object_get(owner, "uid")), "node-uid");
+        stop(&f);
+}
+
+int main(void)
+{
+        log_set_verbosity(-1);
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_status_patch_retried_until_it_lands),
+            cmocka_unit_test(test_status_of_a_pod_gone_from_the_apiserver_is_dropped),
+            cmocka_unit_test(test_static_pod_status_waits_for_its_mirror),
+            cmocka_unit_test(test_delete_and_mirror_writes),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
