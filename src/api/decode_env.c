@@ -19,20 +19,6 @@ static bool str_eq(const char *a, const char *b)
         return a && b && strcmp(a, b) == 0;
 }
 
-/* fieldpath.SplitMaybeSubscriptedPath: metadata.labels['key'] */
-static bool split_subscript(const char *fp, char **path, char **subscript)
-{
-        size_t n = strlen(fp);
-        if (n < 2 || strcmp(fp + n - 2, "']") != 0)
-                return false;
-        const char *open = strstr(fp, "['");
-        if (open == NULL || open == fp || open + 2 > fp + n - 2)
-                return false;
-        *path = xstrndup(fp, (size_t)(open - fp));
-        *subscript = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));
-        return true;
-}
-
 static void validate_field_ref(struct dctx *d, const char *path, const char *api_version,
                                const char *field_path)
 {
@@ -77,7 +63,7 @@ static void validate_field_ref(struct dctx *d, const char *path, const char *api
                 return;
         }
         cleanup_free char *sub_path = NULL, *subscript = NULL;
-        bool subscripted = split_subscript(field_path, &sub_path, &subscript);
+        bool subscripted = pod_split_field_path(field_path, &sub_path, &subscript);
         cleanup_free char *conv_err = NULL;
         if (strcmp(api_version, "v1") != 0) {
                 conv_err = xasprintf("unsupported pod version: %s", api_version);

@@ -315,6 +315,19 @@ const struct container *pod_find_container(const struct pod *pod, const char *na
         return NULL;
 }
 
+bool pod_split_field_path(const char *fp, char **path, char **subscript)
+{
+        size_t n = strlen(fp);
+        if (n < 2 || strcmp(fp + n - 2, "']") != 0)
+                return false;
+        const char *open = strstr(fp, "['");
+        if (open == NULL || open == fp || open + 2 > fp + n - 2)
+                return false;
+        *path = xstrndup(fp, (size_t)(open - fp));
+        *subscript = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));
+        return true;
+}
+
 bool container_is_sidecar(const struct container *c)
 {
         return c->restart_policy != NULL && strcmp(c->restart_policy, "Always") == 0;

@@ -343,6 +343,11 @@ const char *qos_class_name(enum qos_class q);
 /* Finds a container (app, then init) by name; NULL if none. Borrowed. */
 const struct container *pod_find_container(const struct pod *pod, const char *name);
 
+/* upstream fieldpath.SplitMaybeSubscriptedPath: "metadata.labels['key']"
+ * gives *path "metadata.labels" and *subscript "key" (new strings) and true;
+ * a field path without a subscript gives false and sets nothing. */
+bool pod_split_field_path(const char *field_path, char **path, char **subscript);
+
 /* True if the container is a sidecar (init container with restartPolicy Always). */
 bool container_is_sidecar(const struct container *c);
 

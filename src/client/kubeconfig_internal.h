@@ -18,11 +18,6 @@
 int kubeconfig_string(const json_t *obj, const char *where, const char *key, const char **out,
                       ck_error_t *err);
 
-/* Standard base64 with padding, '\r' and '\n' ignored (Go's
- * base64.StdEncoding, which decodes a kubeconfig's []byte fields).  Returns
- * 0 and a new NUL-terminated buffer, or -1 on invalid input. */
-int kubeconfig_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
-
 /* What a file-or-data item holds, for its PEM check. */
 enum kubeconfig_pem {
         KUBECONFIG_PEM_CERTS, /* one or more certificates */

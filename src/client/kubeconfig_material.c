@@ -6,6 +6,7 @@
  * tokens.  Nothing here ever prints the content of a key or a token.
  */
 #include "client/kubeconfig_internal.h"
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -27,58 +28,6 @@ int kubeconfig_string(const json_t *obj, const char *where, const char *key, con
                                      key);
         if (json_string_length(v) > 0)
                 *out = json_string_value(v);
-        return 0;
-}
-
-static int b64_value(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-int kubeconfig_base64_decode(const char *in, size_t len, char **out, size_t *out_len)
-{
-        cleanup_free char *buf = xmalloc(len / 4 * 3 + 4);
-        size_t n = 0, quad = 0, pad = 0;
-        unsigned acc = 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)in[i];
-                if (c == '\r' || c == '\n')
-                        continue;
-                int v = b64_value(c);
-                if (c == '=' && quad >= 2) {
-                        pad++;
-                        v = 0;
-                } else if (v < 0 || pad > 0) {
-                        return -1; /* not base64, or data after the padding */
-                }
-                acc = acc << 6 | (unsigned)v;
-                if (++quad == 4) {
-                        buf[n++] = (char)(acc >> 16);
-                        buf[n++] = (char)(acc >> 8);
-                        buf[n++] = (char)acc;
-                        n -= pad;
-                        quad = 0;
-                        acc = 0;
-                        if (pad > 0) /* padding ends the data */
-                                pad = 3;
-                }
-        }
-        if (quad != 0)
-                return -1;
-        buf[n] = '\0';
-        *out = buf;
-        buf = NULL;
-        *out_len = n;
         return 0;
 }
 
@@ -161,7 +110,7 @@ int kubeconfig_file_or_data(const json_t *obj, const char *where, const char *fi
                 cleanup_free char *path = kubeconfig_resolve_path(base_dir, file);
                 if (fs_read_file(path, KUBECONFIG_MAX_FILE, &buf, &len, err) < 0)
                         return ck_error_wrap(err, "%s.%s", where, field);
-        } else if (kubeconfig_base64_decode(data, strlen(data), &buf, &len) < 0) {
+        } else if (base64_decode(data, strlen(data), 0, &buf, &len, NULL) < 0) {
                 return ck_error_make(err, 0, "%s.%s: invalid base64 data", where, field);
         }
         if (!is_pem(buf, len, kind)) {

@@ -9,6 +9,7 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/sleep.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -55,28 +56,12 @@ static double rand01(struct reflector *r)
         return (double)rand_r(&r->rand_state) / ((double)RAND_MAX + 1.0);
 }
 
-/* Sleeps ms unless stopped first; returns false when stopped. */
-static bool sleep_ms(struct reflector *r, int64_t ms)
-{
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
-        pthread_mutex_lock(&r->lock);
-        while (!atomic_load(&r->stop) &&
-               pthread_cond_timedwait(&r->wake, &r->lock, &until) != ETIMEDOUT)
-                ;
-        pthread_mutex_unlock(&r->lock);
-        return !atomic_load(&r->stop);
-}
-
+/* Sleeps the next backoff delay unless stopped first; false when stopped. */
 static bool backoff(struct reflector *r)
 {
-        return sleep_ms(r, reflector_backoff_next(&r->backoff, fs_now_mono_ms(), rand01(r)));
+        return sleep_unless_stopped(
+            &r->lock, &r->wake, &r->stop,
+            reflector_backoff_next(&r->backoff, fs_now_mono_ms(), rand01(r)));
 }
 
 static void set_rv(struct reflector *r, const char *rv)

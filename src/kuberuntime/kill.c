@@ -27,17 +27,6 @@ static bool is_not_found(ck_error_t err)
         return err != NULL && err->code == CRI_CODE_NOT_FOUND;
 }
 
-static const struct container *spec_by_name(const struct pod *pod, const char *name)
-{
-        for (size_t i = 0; i < pod->n_containers; i++)
-                if (strcmp(pod->containers[i].name, name) == 0)
-                        return &pod->containers[i];
-        for (size_t i = 0; i < pod->n_init_containers; i++)
-                if (strcmp(pod->init_containers[i].name, name) == 0)
-                        return &pod->init_containers[i];
-        return NULL;
-}
-
 /* upstream setTerminationGracePeriod and the override (an orphan's grace
  * comes from its annotations); the minimum is applied after the preStop
  * hook and the termination order took their share
@@ -49,7 +38,7 @@ static int64_t grace_period(const struct pod *pod, const char *name, const char 
                 return override_s;
         if (pod->has_deletion_grace_period_seconds)
                 return pod->deletion_grace_period_seconds;
-        const struct container *c = name ? spec_by_name(pod, name) : NULL;
+        const struct container *c = name ? pod_find_container(pod, name) : NULL;
         if (reason != NULL && strcmp(reason, KILL_REASON_LIVENESS) == 0 && c != NULL &&
             c->liveness_probe != NULL && c->liveness_probe->has_termination_grace_period_seconds)
                 return c->liveness_probe->termination_grace_period_seconds;
@@ -154,7 +143,7 @@ static int stop_one(struct cri_client *cri, struct stop_job *j, ck_error_t *err)
         } else {
                 grace = grace_period(pod, j->name, j->reason, j->override_s);
         }
-        const struct container *spec = pod ? spec_by_name(pod, j->name) : NULL;
+        const struct container *spec = pod ? pod_find_container(pod, j->name) : NULL;
         /* upstream killContainer's Killing event (an orphan's restored pod
          * has no container to refer to: none) */
         if (j->pod != NULL && spec != NULL) {

@@ -7,6 +7,7 @@
 
 #include "util/cleanup.h"
 #include "util/xalloc.h"
+#include "volume/downward.h"
 
 #include <inttypes.h>
 #include <linux/magic.h>
@@ -39,25 +40,14 @@ static int64_t mem_total;
 static int64_t cpu_milli;
 static bool cgroup2;
 
-static int64_t read_mem_total(void)
-{
-        cleanup_fclose FILE *f = fopen("/proc/meminfo", "re");
-        if (f == NULL)
-                return 0;
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-                int64_t kb;
-                if (sscanf(line, "MemTotal: %" SCNd64 " kB", &kb) == 1)
-                        return kb * 1024;
-        }
-        return 0;
-}
-
 static void read_facts(void)
 {
-        mem_total = read_mem_total();
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        cpu_milli = (n > 0 ? n : 1) * 1000;
+        /* the capacity downward API values default to; its filesystem size
+         * (of "/") is not needed here */
+        struct volume_node_resources node;
+        volume_node_capacity(NULL, &node);
+        mem_total = node.memory;
+        cpu_milli = node.cpu_milli;
         struct statfs st;
         cgroup2 = statfs("/sys/fs/cgroup", &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC;
 }

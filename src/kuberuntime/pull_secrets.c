@@ -17,6 +17,7 @@
  * credentials of "index.docker.io" (the key of "https://index.docker.io/v1/").
  */
 #include "kuberuntime/runtime.h"
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -45,80 +46,6 @@ struct kuberuntime_keyring {
          * lookup fails with it (upstream MakeDockerKeyring's error) */
         char *error;
 };
-
-/* ---- base64 ---- */
-
-static int b64_value(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/* Go's base64.StdEncoding (padded) or RawStdEncoding (padded = false):
- * '\r' and '\n' are skipped.  *out is a new NUL-terminated buffer. */
-static int b64_decode(const char *in, size_t len, bool padded, char **out, size_t *out_len)
-{
-        cleanup_free char *buf = xmalloc(len / 4 * 3 + 4);
-        size_t n = 0, quad = 0, pad = 0;
-        unsigned acc = 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)in[i];
-                if (c == '\r' || c == '\n')
-                        continue;
-                if (c == '=') {
-                        if (!padded || quad < 2)
-                                return -1;
-                        pad++;
-                        acc <<= 6;
-                        if (++quad == 4)
-                                break;
-                        continue;
-                }
-                int v = b64_value(c);
-                if (v < 0 || pad > 0)
-                        return -1;
-                acc = acc << 6 | (unsigned)v;
-                if (++quad == 4) {
-                        buf[n++] = (char)(acc >> 16);
-                        buf[n++] = (char)(acc >> 8);
-                        buf[n++] = (char)acc;
-                        quad = 0;
-                        acc = 0;
-                }
-        }
-        if (pad > 0) {
-                if (quad != 4)
-                        return -1;
-                /* nothing but line breaks may follow the padding */
-                for (const char *p = strchr(in, '=') + pad; p < in + len; p++)
-                        if (*p != '\r' && *p != '\n')
-                                return -1;
-                buf[n++] = (char)(acc >> 16);
-                if (pad == 1)
-                        buf[n++] = (char)(acc >> 8);
-        } else if (quad != 0) {
-                if (padded || quad == 1)
-                        return -1;
-                acc <<= 6 * (4 - quad);
-                buf[n++] = (char)(acc >> 16);
-                if (quad == 3)
-                        buf[n++] = (char)(acc >> 8);
-        }
-        buf[n] = '\0';
-        *out = buf;
-        *out_len = n;
-        buf = NULL;
-        return 0;
-}
 
 /* ---- registry keys and matching (upstream keyring.go) ---- */
 
@@ -370,8 +297,8 @@ static int parse_entry(json_t *entry, struct keyring_cred *c, ck_error_t *err)
                 tlen--;
         bool padded = tlen > 0 && auth[tlen - 1] == '=';
         char *decoded = NULL;
-        if (b64_decode(auth, alen, padded, &decoded, &dlen) < 0)
-                return ck_error_make(err, 0, "auth: illegal base64 data");
+        if (base64_decode(auth, alen, padded ? 0 : BASE64_RAW, &decoded, &dlen, err) < 0)
+                return ck_error_wrap(err, "auth");
         char *sep = memchr(decoded, ':', dlen);
         if (sep == NULL) {
                 explicit_bzero(decoded, dlen);
@@ -458,8 +385,8 @@ static int add_secret(struct kuberuntime_keyring *k, json_t *secret, ck_error_t 
                 return 0;
         char *raw = NULL;
         size_t len = 0;
-        if (b64_decode(b64, json_string_length(v), true, &raw, &len) < 0)
-                return ck_error_make(err, 0, "%s: illegal base64 data", key);
+        if (base64_decode(b64, json_string_length(v), 0, &raw, &len, err) < 0)
+                return ck_error_wrap(err, "%s", key);
         int r = add_docker_config(k, raw, len, json_format, err);
         explicit_bzero(raw, len);
         free(raw);

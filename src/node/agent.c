@@ -9,29 +9,16 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/sleep.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 bool node_agent__sleep(struct node_agent *a, int64_t ms)
 {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
-        pthread_mutex_lock(&a->lock);
-        while (!atomic_load(&a->stop) &&
-               pthread_cond_timedwait(&a->wake, &a->lock, &until) != ETIMEDOUT)
-                ;
-        pthread_mutex_unlock(&a->lock);
-        return !atomic_load(&a->stop);
+        return sleep_unless_stopped(&a->lock, &a->wake, &a->stop, ms);
 }
 
 double node_agent__rand01(unsigned *state)

@@ -1,48 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node Lease object (upstream component-helpers lease controller
- * newLease and kubelet util.SetNodeOwnerFunc) and the API time formats.
+ * newLease and kubelet util.SetNodeOwnerFunc) and metav1.MicroTime.
  */
 #include "node/node_internal.h"
 
-#include <stdio.h>
-#include <time.h>
+#include "util/fsutil.h"
 
-static void split_ns(int64_t real_ns, struct tm *tm, long *usec)
-{
-        int64_t sec = real_ns / 1000000000, ns = real_ns % 1000000000;
-        if (ns < 0) {
-                sec--;
-                ns += 1000000000;
-        }
-        time_t t = (time_t)sec;
-        if (gmtime_r(&t, tm) == NULL) {
-                t = 0;
-                gmtime_r(&t, tm);
-                ns = 0;
-        }
-        *usec = (long)(ns / 1000);
-}
+#include <stdio.h>
+#include <string.h>
 
 char *node_format_micro_time(int64_t real_ns, char *buf)
 {
-        struct tm tm;
-        long usec;
-        split_ns(real_ns, &tm, &usec);
-        char date[32];
-        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, 40, "%.20s.%06dZ", date, (int)usec);
-        return buf;
-}
-
-char *node_format_time(int64_t real_ns, char *buf)
-{
-        struct tm tm;
-        long usec;
-        split_ns(real_ns, &tm, &usec);
-        char date[32];
-        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, 40, "%.20sZ", date);
+        int64_t ns = real_ns % 1000000000;
+        if (ns < 0) /* before 1970: the second is rounded down */
+                ns += 1000000000;
+        fs_format_rfc3339(real_ns, buf); /* "2024-05-01T10:00:00Z" */
+        size_t z = strlen(buf) - 1;
+        snprintf(buf + z, 40 - z, ".%06dZ", (int)(ns / 1000));
         return buf;
 }
 

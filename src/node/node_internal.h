@@ -146,10 +146,9 @@ bool node_json_equal(const json_t *a, const json_t *b);
 
 /* ---- The Lease (lease.c) ---- */
 
-/* metav1.MicroTime: "2024-05-01T10:00:00.123456Z" (always 6 digits).  buf: 40 bytes. */
+/* metav1.MicroTime: "2024-05-01T10:00:00.123456Z" (always 6 digits).  buf: 40 bytes.
+ * (metav1.Time is fs_format_rfc3339.) */
 char *node_format_micro_time(int64_t real_ns, char *buf);
-/* metav1.Time: "2024-05-01T10:00:00Z".  buf: 40 bytes. */
-char *node_format_time(int64_t real_ns, char *buf);
 
 /* The Lease to write (upstream lease controller newLease + SetNodeOwnerFunc):
  * a copy of base (NULL: a new one in kube-node-lease with holderIdentity

@@ -8,6 +8,7 @@
 #include "node/node_internal.h"
 
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -274,7 +275,7 @@ void node_set_status(json_t *node, const struct node_status_inputs *in,
 {
         json_t *status = child_object(node, "status");
         char now[40];
-        node_format_time(in->now_ns, now);
+        fs_format_rfc3339(in->now_ns, now);
 
         set_addresses(status, in);
         set_machine_info(status, in, ev);

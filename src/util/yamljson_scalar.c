@@ -8,6 +8,7 @@
 #include "util/yamljson.h"
 #include "util/yamljson_internal.h"
 
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
@@ -346,57 +347,14 @@ const char *yamljson_short_tag(enum scalar_type t)
         }
 }
 
-static int b64_value(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
 /* !!binary: standard base64 (whitespace ignored), decoded to a string. */
 json_t *yamljson_decode_binary(const char *s, size_t len)
 {
-        cleanup_free unsigned char *out = xmalloc(len / 4 * 3 + 3);
-        size_t o = 0, nq = 0, pad = 0;
-        uint32_t acc = 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                if (isspace(c))
-                        continue;
-                if (c == '=') {
-                        pad++;
-                        acc <<= 6;
-                        nq++;
-                } else {
-                        int v = b64_value(c);
-                        if (v < 0 || pad > 0)
-                                return NULL;
-                        acc = (acc << 6) | (uint32_t)v;
-                        nq++;
-                }
-                if (nq == 4) {
-                        if (pad > 2)
-                                return NULL;
-                        out[o++] = (unsigned char)(acc >> 16);
-                        if (pad < 2)
-                                out[o++] = (unsigned char)(acc >> 8);
-                        if (pad < 1)
-                                out[o++] = (unsigned char)acc;
-                        nq = 0;
-                        acc = 0;
-                }
-        }
-        if (nq != 0)
+        cleanup_free char *out = NULL;
+        size_t n = 0;
+        if (base64_decode(s, len, BASE64_SKIP_SPACE, &out, &n, NULL) < 0)
                 return NULL;
-        return json_stringn((const char *)out, o);
+        return json_stringn(out, n);
 }
 
 json_t *yamljson_scalar_to_json(const struct scalar *s)

@@ -4,6 +4,7 @@
 
 #include "api/decode.h"
 #include "util/cleanup.h"
+#include "util/strquote.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -13,71 +14,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-struct sbuf {
-        char *p;
-        size_t len, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-        if (b->len + n + 1 > b->cap) {
-                b->cap = (b->len + n + 1) * 2 + 32;
-                b->p = xrealloc(b->p, b->cap);
-        }
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-}
-
-/* Go's strconv.Quote for the characters a label or annotation holds. */
-static void sb_quote(struct sbuf *b, const char *s)
-{
-        sb_add(b, "\"", 1);
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-                char esc[8];
-                const char *e = NULL;
-                switch (*p) {
-                case '"':
-                        e = "\\\"";
-                        break;
-                case '\\':
-                        e = "\\\\";
-                        break;
-                case '\a':
-                        e = "\\a";
-                        break;
-                case '\b':
-                        e = "\\b";
-                        break;
-                case '\f':
-                        e = "\\f";
-                        break;
-                case '\n':
-                        e = "\\n";
-                        break;
-                case '\r':
-                        e = "\\r";
-                        break;
-                case '\t':
-                        e = "\\t";
-                        break;
-                case '\v':
-                        e = "\\v";
-                        break;
-                default:
-                        if (*p < 0x20 || *p == 0x7f) {
-                                snprintf(esc, sizeof(esc), "\\x%02x", *p);
-                                e = esc;
-                        }
-                }
-                if (e != NULL)
-                        sb_add(b, e, strlen(e));
-                else
-                        sb_add(b, (const char *)p, 1);
-        }
-        sb_add(b, "\"", 1);
-}
-
 static int cmp_kv_key(const void *a, const void *b)
 {
         return strcmp((*(const struct kv *const *)a)->key, (*(const struct kv *const *)b)->key);
@@ -85,36 +21,24 @@ static int cmp_kv_key(const void *a, const void *b)
 
 char *volume_format_map(const struct kv_list *l)
 {
-        struct sbuf b = {0};
-        sb_add(&b, "", 0);
         const struct kv **sorted = xcalloc(l->n + 1, sizeof(*sorted));
         for (size_t i = 0; i < l->n; i++)
                 sorted[i] = &l->items[i];
         qsort(sorted, l->n, sizeof(*sorted), cmp_kv_key);
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (f == NULL)
+                abort(); /* out of memory: as xmalloc */
         for (size_t i = 0; i < l->n; i++) {
-                if (i)
-                        sb_add(&b, "\n", 1);
-                sb_add(&b, sorted[i]->key, strlen(sorted[i]->key));
-                sb_add(&b, "=", 1);
-                sb_quote(&b, sorted[i]->value ? sorted[i]->value : "");
+                const char *v = sorted[i]->value ? sorted[i]->value : "";
+                cleanup_free char *quoted = str_go_quote(v, strlen(v));
+                fprintf(f, "%s%s=%s", i ? "\n" : "", sorted[i]->key, quoted);
         }
+        if (fclose(f) != 0)
+                abort();
         free(sorted);
-        return b.p;
-}
-
-/* "metadata.labels['key']" -> path "metadata.labels", subscript "key"
- * (upstream SplitMaybeSubscriptedPath).  New strings. */
-static bool split_subscript(const char *fp, char **path, char **sub)
-{
-        size_t n = strlen(fp);
-        if (n < 2 || strcmp(fp + n - 2, "']") != 0)
-                return false;
-        const char *open = strstr(fp, "['");
-        if (open == NULL || open == fp || open + 2 > fp + n - 2)
-                return false;
-        *path = xstrndup(fp, (size_t)(open - fp));
-        *sub = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));
-        return true;
+        return out;
 }
 
 int volume_pod_field_value(const struct pod *pod, const char *fp, char **out, ck_error_t *err)
@@ -122,7 +46,7 @@ int volume_pod_field_value(const struct pod *pod, const char *fp, char **out, ck
         const char *v = NULL;
         cleanup_free char *path = NULL;
         cleanup_free char *sub = NULL;
-        if (split_subscript(fp, &path, &sub)) {
+        if (pod_split_field_path(fp, &path, &sub)) {
                 if (strcmp(path, "metadata.annotations") == 0)
                         v = kv_list_get(&pod->annotations, sub);
                 else if (strcmp(path, "metadata.labels") == 0)
@@ -187,17 +111,6 @@ static int64_t ceil_div(int64_t a, int64_t b)
         return a / b + (a % b != 0);
 }
 
-static const struct container *find_container(const struct pod *pod, const char *name)
-{
-        for (size_t i = 0; i < pod->n_containers; i++)
-                if (strcmp(pod->containers[i].name, name) == 0)
-                        return &pod->containers[i];
-        for (size_t i = 0; i < pod->n_init_containers; i++)
-                if (strcmp(pod->init_containers[i].name, name) == 0)
-                        return &pod->init_containers[i];
-        return NULL;
-}
-
 int volume_container_resource_value(const struct pod *pod, const struct container *self,
                                     const char *container_name, const char *resource,
                                     const char *divisor, const struct volume_node_resources *node,
@@ -205,7 +118,7 @@ int volume_container_resource_value(const struct pod *pod, const struct containe
 {
         const struct container *c = self;
         if (container_name != NULL && *container_name != '\0')
-                c = find_container(pod, container_name);
+                c = pod_find_container(pod, container_name);
         if (c == NULL)
                 return ck_error_make(err, 0, "container %s not found",
                                      container_name ? container_name : "");

@@ -2,66 +2,12 @@
 /* configMaps and secrets read from the apiserver, decoded (see object_data.h). */
 #include "volume/object_data.h"
 
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int b64_value(char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-int volume_base64_decode(const char *in, size_t len, char **out, size_t *out_len)
-{
-        cleanup_free char *clean = xmalloc(len + 1);
-        size_t n = 0;
-        for (size_t i = 0; i < len; i++)
-                if (in[i] != '\r' && in[i] != '\n')
-                        clean[n++] = in[i];
-        if (n % 4 != 0)
-                return -1;
-        char *buf = xmalloc(n / 4 * 3 + 1);
-        size_t o = 0;
-        for (size_t i = 0; i < n; i += 4) {
-                bool last = i + 4 == n;
-                int pad = 0;
-                uint32_t v = 0;
-                for (int k = 0; k < 4; k++) {
-                        char c = clean[i + (size_t)k];
-                        int d = b64_value(c);
-                        if (c == '=' && last && k >= 2 && (k == 3 || clean[i + 3] == '=')) {
-                                pad++;
-                                d = 0;
-                        } else if (d < 0 || pad > 0) {
-                                free(buf);
-                                return -1;
-                        }
-                        v = v << 6 | (uint32_t)d;
-                }
-                buf[o++] = (char)(v >> 16);
-                if (pad < 2)
-                        buf[o++] = (char)(v >> 8 & 0xff);
-                if (pad < 1)
-                        buf[o++] = (char)(v & 0xff);
-        }
-        buf[o] = '\0';
-        *out = buf;
-        *out_len = o;
-        return 0;
-}
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -89,7 +35,7 @@ static int add_map(struct volume_object_data *d, json_t *obj, const char *field,
                 d->items = xrealloc(d->items, (d->n + 1) * sizeof(*d->items));
                 struct volume_object_entry *e = &d->items[d->n];
                 if (base64) {
-                        if (volume_base64_decode(s, len, &e->value, &e->len) < 0)
+                        if (base64_decode(s, len, 0, &e->value, &e->len, NULL) < 0)
                                 return ck_error_make(err, 0, "%s[%s]: invalid base64", field, k);
                 } else {
                         e->value = xmalloc(len + 1);

@@ -48,8 +48,4 @@ const struct volume_object_entry *volume_object_find(const struct volume_object_
 
 void volume_object_data_release(struct volume_object_data *d);
 
-/* Go's base64.StdEncoding as encoding/json decodes []byte ('\r', '\n'
- * ignored).  *out: a new NUL-terminated buffer.  -1 on invalid input. */
-int volume_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
-
 #endif

@@ -40,7 +40,7 @@ struct fake {
         size_t n_req, accepts;
         char req[MAX_REQ][512];   /* "METHOD target" */
         char head[MAX_REQ][1024]; /* the header lines */
-        char body[MAX_REQ][512];
+        char body[MAX_REQ][2048];
 };
 
 static void write_all(int fd, const char *p, size_t n)
@@ -187,6 +187,22 @@ static struct fake *fake_start(const struct answer *script, size_t n)
         assert_int_equal(listen(f->fd, 8), 0);
         assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
         return f;
+}
+
+/* Waits (up to 10 s) until the fake has received n requests; fails the test
+ * on timeout.  Returns how many it has received (n or more). */
+__attribute__((unused)) static size_t fake_wait_requests(struct fake *f, size_t n)
+{
+        for (int waited = 0;; waited += 20) {
+                pthread_mutex_lock(&f->lock);
+                size_t have = f->n_req;
+                pthread_mutex_unlock(&f->lock);
+                if (have >= n)
+                        return have;
+                if (waited >= 10000)
+                        fail_msg("the fake apiserver got %zu requests, expected %zu", have, n);
+                usleep(20000);
+        }
 }
 
 static void fake_stop(struct fake *f)

@@ -12,20 +12,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fake_apiserver.h"
+
 #include "client/events_internal.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define SEC 1000000000LL
@@ -290,132 +287,8 @@ static void test_spam_filter_per_object(void **state)
 
 /* ---- the recorder against a fake apiserver ---- */
 
-#define MAX_REQ 16
-struct fake {
-        int fd, port;
-        pthread_t thread;
-        atomic_bool stop;
-        int status;       /* of every answer */
-        int patch_status; /* of PATCHes, when not 0 */
-        pthread_mutex_t lock;
-        size_t n_req;
-        char req[MAX_REQ][256]; /* "METHOD target" */
-        char body[MAX_REQ][2048];
-};
-
-static bool readable(struct fake *f, int fd)
-{
-        for (int i = 0; i < 100 && !atomic_load(&f->stop); i++) {
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                if (poll(&p, 1, 50) > 0)
-                        return true;
-        }
-        return false;
-}
-
-/* One request on fd into the records; false at EOF. */
-static bool take_request(struct fake *f, int fd)
-{
-        char buf[8192];
-        size_t len = 0;
-        char *end = NULL;
-        while (end == NULL) {
-                if (len == sizeof(buf) - 1 || !readable(f, fd))
-                        return false;
-                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n <= 0)
-                        return false;
-                len += (size_t)n;
-                buf[len] = '\0';
-                end = strstr(buf, "\r\n\r\n");
-        }
-        const char *cl = strcasestr(buf, "\r\nContent-Length: ");
-        size_t want = cl ? strtoul(cl + 18, NULL, 10) : 0;
-        while (len - (size_t)(end + 4 - buf) < want && len < sizeof(buf) - 1 && readable(f, fd)) {
-                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n <= 0)
-                        return false;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        pthread_mutex_lock(&f->lock);
-        if (f->n_req < MAX_REQ) {
-                char *sp = strstr(buf, " HTTP/1.1");
-                snprintf(f->req[f->n_req], sizeof(f->req[0]), "%.*s", (int)(sp - buf), buf);
-                snprintf(f->body[f->n_req], sizeof(f->body[0]), "%s", end + 4);
-        }
-        f->n_req++;
-        pthread_mutex_unlock(&f->lock);
-        return true;
-}
-
-static void *serve(void *arg)
-{
-        struct fake *f = arg;
-        while (!atomic_load(&f->stop)) {
-                if (!readable(f, f->fd))
-                        continue;
-                int c = accept4(f->fd, NULL, NULL, SOCK_CLOEXEC);
-                if (c < 0)
-                        continue;
-                while (take_request(f, c)) {
-                        pthread_mutex_lock(&f->lock);
-                        bool patch =
-                            f->n_req <= MAX_REQ && strncmp(f->req[f->n_req - 1], "PATCH ", 6) == 0;
-                        pthread_mutex_unlock(&f->lock);
-                        int status = patch && f->patch_status ? f->patch_status : f->status;
-                        const char *body =
-                            "{\"kind\":\"Event\",\"metadata\":{\"resourceVersion\":\"7\"}}";
-                        char head[256];
-                        int n = snprintf(head, sizeof(head),
-                                         "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
-                                         "Content-Length: %zu\r\n\r\n%s",
-                                         status, strlen(body), body);
-                        if (write(c, head, (size_t)n) != n)
-                                break;
-                }
-                close(c);
-        }
-        return NULL;
-}
-
-static struct fake *fake_start(int status)
-{
-        struct fake *f = xcalloc(1, sizeof(*f));
-        f->status = status;
-        pthread_mutex_init(&f->lock, NULL);
-        f->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t alen = sizeof(a);
-        assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-        assert_int_equal(getsockname(f->fd, (struct sockaddr *)&a, &alen), 0);
-        f->port = ntohs(a.sin_port);
-        assert_int_equal(listen(f->fd, 8), 0);
-        assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
-        return f;
-}
-
-static void fake_stop(struct fake *f)
-{
-        atomic_store(&f->stop, true);
-        pthread_join(f->thread, NULL);
-        close(f->fd);
-        pthread_mutex_destroy(&f->lock);
-        free(f);
-}
-
-static size_t wait_requests(struct fake *f, size_t n)
-{
-        for (int i = 0; i < 200; i++) {
-                pthread_mutex_lock(&f->lock);
-                size_t have = f->n_req;
-                pthread_mutex_unlock(&f->lock);
-                if (have >= n)
-                        return have;
-                usleep(20000);
-        }
-        return 0;
-}
+/* What the apiserver answers to a POST or PATCH of an Event. */
+#define EVENT_BODY "{\"kind\":\"Event\",\"metadata\":{\"resourceVersion\":\"7\"}}"
 
 static struct event_recorder *recorder_for(int port)
 {
@@ -448,13 +321,17 @@ static struct pod *test_pod(void)
 static void test_recorder_posts_then_patches(void **state)
 {
         (void)state;
-        struct fake *f = fake_start(201);
+        static const struct answer script[] = {{.status = 201, .body = EVENT_BODY},
+                                               {.status = 201, .body = EVENT_BODY},
+                                               {.status = 201, .body = EVENT_BODY},
+                                               {.status = 201, .body = EVENT_BODY}};
+        struct fake *f = fake_start(script, 4);
         struct event_recorder *r = recorder_for(f->port);
         struct pod *pod = test_pod();
         event_emit_pod(r, pod, "app", EVENT_NORMAL, "Started", "Container started");
-        assert_int_equal(wait_requests(f, 1), 1);
+        assert_int_equal(fake_wait_requests(f, 1), 1);
         event_emit_pod(r, pod, "app", EVENT_NORMAL, "Started", "Container started");
-        assert_int_equal(wait_requests(f, 2), 2);
+        assert_int_equal(fake_wait_requests(f, 2), 2);
         event_emit_pod(r, pod, "setup", EVENT_WARNING, "Failed", "Error: %s", "ErrImagePull");
         event_emit_pod(r, pod, NULL, EVENT_NORMAL, "Scheduled", "x");
         event_emit_pod(r, pod, "nosuch", EVENT_NORMAL, "Started", "dropped: no such container");
@@ -496,13 +373,16 @@ static void test_recorder_posts_then_patches(void **state)
 static void test_expired_event_is_created_again(void **state)
 {
         (void)state;
-        struct fake *f = fake_start(201);
-        f->patch_status = 404;
+        /* the PATCH finds the Event gone */
+        static const struct answer script[] = {{.status = 201, .body = EVENT_BODY},
+                                               {.status = 404, .body = EVENT_BODY},
+                                               {.status = 201, .body = EVENT_BODY}};
+        struct fake *f = fake_start(script, 3);
         struct event_recorder *r = recorder_for(f->port);
         event_emit(r, &node_n1, EVENT_NORMAL, "NodeReady", "Node n1 status is now: NodeReady");
-        assert_int_equal(wait_requests(f, 1), 1);
+        assert_int_equal(fake_wait_requests(f, 1), 1);
         event_emit(r, &node_n1, EVENT_NORMAL, "NodeReady", "Node n1 status is now: NodeReady");
-        assert_int_equal(wait_requests(f, 3), 3);
+        assert_int_equal(fake_wait_requests(f, 3), 3);
         event_recorder_free(r);
         assert_true(strncmp(f->req[0], "POST ", 5) == 0);
         assert_true(strncmp(f->req[1], "PATCH /api/v1/namespaces/default/events/n1.", 43) == 0);
@@ -516,10 +396,11 @@ static void test_expired_event_is_created_again(void **state)
 static void test_rejected_event_is_not_retried(void **state)
 {
         (void)state;
-        struct fake *f = fake_start(403);
+        static const struct answer script[] = {{.status = 403, .body = EVENT_BODY}};
+        struct fake *f = fake_start(script, 1);
         struct event_recorder *r = recorder_for(f->port);
         event_emit(r, &node_n1, EVENT_NORMAL, "Starting", "Starting kubelet.");
-        assert_int_equal(wait_requests(f, 1), 1);
+        assert_int_equal(fake_wait_requests(f, 1), 1);
         usleep(300000);
         event_recorder_free(r);
         assert_int_equal(f->n_req, 1);
@@ -530,12 +411,9 @@ static void test_no_apiserver_never_blocks(void **state)
 {
         (void)state;
         /* a port nobody listens on */
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t alen = sizeof(a);
-        assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-        assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
-        struct event_recorder *r = recorder_for(ntohs(a.sin_port));
+        int port;
+        int fd = listen_loopback(&port);
+        struct event_recorder *r = recorder_for(port);
         /* a thousand and fifty lines about dropped events: not here */
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
         log_set_fd(devnull);

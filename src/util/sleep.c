@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Interruptible sleeps (see sleep.h). */
+#include "util/sleep.h"
+
+#include <errno.h>
+#include <time.h>
+
+bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
+                          int64_t ms)
+{
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(lock);
+        while (!atomic_load(stop) && pthread_cond_timedwait(cond, lock, &until) != ETIMEDOUT)
+                ;
+        pthread_mutex_unlock(lock);
+        return !atomic_load(stop);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The interruptible sleep of a background thread that another thread
+ * stops: it waits on a condition variable until a time passes or a stop
+ * flag is set.
+ */
+#ifndef CK_UTIL_SLEEP_H
+#define CK_UTIL_SLEEP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Sleeps ms milliseconds unless *stop is set first.  cond must use
+ * CLOCK_MONOTONIC (pthread_condattr_setclock); whoever sets *stop
+ * broadcasts cond while holding lock.  Takes and releases lock (the caller
+ * must not hold it); other signals of cond do not end the sleep early.
+ * Returns false when stopped. */
+bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
+                          int64_t ms);
+
+#endif
