@@ -370,6 +370,12 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 pod_unref(r->pod);
                 r->pod = pod_ref(p);
                 status_store_set_pod(kl->status, p);
+                if (p->source == POD_SOURCE_API &&
+                    status_store_reconcile(kl->status, p->uid, json_object_get(p->raw, "status"))) {
+                        LOG_INFO(2, "Pod status in the apiserver differs, writing it again",
+                                 "pod=\"%s\"", pod_full_name(p));
+                        status_manager_notify(kl->sm);
+                }
                 if (!changed)
                         continue;
                 if (p->deletion_timestamp != NULL) {

@@ -128,7 +128,10 @@ void kl_mirrors_reconcile(struct kubelet *kl)
                 struct pod *m = mirror_of(kl, r->pod);
                 const char *m_hash = m ? kv_list_get(&m->annotations, ANNOTATION_MIRROR) : NULL;
                 if (m && m->deletion_timestamp == NULL && m_hash && strcmp(m_hash, hash) == 0) {
-                        if (status_store_set_api_uid(kl->status, r->pod->uid, m->uid))
+                        bool again = status_store_set_api_uid(kl->status, r->pod->uid, m->uid);
+                        again |= status_store_reconcile(kl->status, r->pod->uid,
+                                                        json_object_get(m->raw, "status"));
+                        if (again)
                                 status_manager_notify(kl->sm);
                         r->mirror_requested_ms = 0;
                         continue;

@@ -175,6 +175,48 @@ void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t
         pthread_mutex_unlock(&st->lock);
 }
 
+static const char *str_at(const json_t *obj, const char *key)
+{
+        const char *s = json_string_value(json_object_get(obj, key));
+        return s ? s : "";
+}
+
+/* Whether the apiserver's status contradicts ours in what the kubelet owns:
+ * the phase and the status of each condition we set. */
+static bool contradicts(const json_t *ours, const json_t *api)
+{
+        if (strcmp(str_at(ours, "phase"), str_at(api, "phase")) != 0)
+                return true;
+        size_t i, j;
+        json_t *c, *a;
+        json_array_foreach(json_object_get(ours, "conditions"), i, c)
+        {
+                bool same = false;
+                json_array_foreach(json_object_get(api, "conditions"), j, a)
+                {
+                        if (strcmp(str_at(c, "type"), str_at(a, "type")) == 0) {
+                                same = strcmp(str_at(c, "status"), str_at(a, "status")) == 0;
+                                break;
+                        }
+                }
+                if (!same)
+                        return true;
+        }
+        return false;
+}
+
+bool status_store_reconcile(struct status_store *st, const char *uid, const json_t *api_status)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        bool again = e && e->api_uid && e->status && e->synced_version == e->version &&
+                     contradicts(e->status, api_status);
+        if (again)
+                e->synced_version = 0;
+        pthread_mutex_unlock(&st->lock);
+        return again;
+}
+
 json_t *status_store_pod_list(struct status_store *st)
 {
         json_t *items = json_array();

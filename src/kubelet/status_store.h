@@ -48,6 +48,12 @@ void status_pending_free(struct status_pending *p, size_t n);
 /* The apiserver has `version` of uid's status (or the pod is gone there). */
 void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version);
 
+/* The apiserver's copy of uid's status changed (someone else wrote it, e.g.
+ * the node lifecycle controller setting Ready=False): when the status we
+ * last synced says otherwise for the phase or a condition we set, it is
+ * pending again (upstream needsReconcile).  Returns true then. */
+bool status_store_reconcile(struct status_store *st, const char *uid, const json_t *api_status);
+
 /* A v1 PodList of every pod with its status (new reference). */
 json_t *status_store_pod_list(struct status_store *st);
 

@@ -76,6 +76,18 @@ static void post_done(struct kubelet *kl, const struct pod_work *w, bool ok, boo
         kl_post(kl, ev);
 }
 
+/* The pod's last status: ours, else (a pod from the apiserver this
+ * kubelet has not synced since it started) the apiserver's, so that a
+ * restart keeps startTime and the conditions' transition times, as
+ * upstream's status manager does.  A new reference, or NULL. */
+static json_t *last_status(struct kubelet *kl, const struct pod *pod)
+{
+        json_t *st = status_store_get_status(kl->status, pod->uid);
+        if (st == NULL && pod->source == POD_SOURCE_API)
+                st = json_incref(json_object_get(pod->raw, "status"));
+        return st;
+}
+
 /* Generates and stores the API status; returns its phase (static string). */
 static const char *update_status_failed(struct kubelet *kl, const struct pod *pod,
                                         const struct runtime_pod_status *rs,
@@ -83,7 +95,7 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
                                         bool network_ready, const char *fail_reason,
                                         const char *fail_message)
 {
-        cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
+        cleanup_json json_t *old = last_status(kl, pod);
         struct kv_list readiness = {0}, startup = {0};
         prober_results(kl->prober, pod->uid, &readiness, &startup);
         struct status_input in = {
@@ -120,7 +132,7 @@ static const char *update_status(struct kubelet *kl, const struct pod *pod,
 static const char *current_phase(struct kubelet *kl, const struct pod *pod,
                                  const struct runtime_pod_status *rs, bool network_ready)
 {
-        cleanup_json json_t *old = status_store_get_status(kl->status, pod->uid);
+        cleanup_json json_t *old = last_status(kl, pod);
         struct status_input in = {
             .pod = pod,
             .runtime = rs,
@@ -135,7 +147,7 @@ static const char *current_phase(struct kubelet *kl, const struct pod *pod,
 /* The pod's status.startTime (realtime ns), 0 if it has none yet. */
 static int64_t pod_start_time_ns(struct kubelet *kl, const struct pod *pod)
 {
-        cleanup_json json_t *st = status_store_get_status(kl->status, pod->uid);
+        cleanup_json json_t *st = last_status(kl, pod);
         const char *t = json_string_value(json_object_get(st, "startTime"));
         struct tm tm = {0};
         if (t == NULL || strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm) == NULL)

@@ -63,22 +63,6 @@ static void stop(struct fixture *f)
         fake_stop(f->fake);
 }
 
-/* Waits (up to 10 s) until the fake has received n requests. */
-static void wait_requests(struct fake *f, size_t n)
-{
-        int64_t deadline = fs_now_mono_ms() + 10000;
-        for (;;) {
-                pthread_mutex_lock(&f->lock);
-                size_t have = f->n_req;
-                pthread_mutex_unlock(&f->lock);
-                if (have >= n)
-                        return;
-                if (fs_now_mono_ms() > deadline)
-                        fail_msg("the fake apiserver got %zu requests, expected %zu", have, n);
-                usleep(20000);
-        }
-}
-
 static size_t pending_count(struct status_store *st)
 {
         struct status_pending *p = NULL;
@@ -105,7 +89,7 @@ static void test_status_patch_retried_until_it_lands(void **state)
         start(&f, script, 2);
         cleanup_pod struct pod *pod = api_pod("p1", "u1");
         set_status(&f, pod, "Running");
-        wait_requests(f.fake, 2);
+        fake_wait_requests(f.fake, 2);
         usleep(100000); /* the answer is handled after the fake records it */
         assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/p1/status");
         assert_string_equal(f.fake->req[1], "PATCH /api/v1/namespaces/default/pods/p1/status");
@@ -137,7 +121,7 @@ static void test_status_of_a_pod_gone_from_the_apiserver_is_dropped(void **state
         start(&f, script, 1);
         cleanup_pod struct pod *pod = api_pod("p1", "u1");
         set_status(&f, pod, "Pending");
-        wait_requests(f.fake, 1);
+        fake_wait_requests(f.fake, 1);
         usleep(1500000); /* longer than the first retry delay */
         assert_int_equal(f.fake->n_req, 1);
         assert_int_equal(pending_count(f.store), 0);
@@ -158,7 +142,7 @@ static void test_static_pod_status_waits_for_its_mirror(void **state)
         assert_int_equal(f.fake->n_req, 0);
         assert_true(status_store_set_api_uid(f.store, "static-uid", "mirror-uid"));
         status_manager_notify(f.sm);
-        wait_requests(f.fake, 1);
+        fake_wait_requests(f.fake, 1);
         assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/s1/status");
         usleep(100000);
         cleanup_json json_t *body = json_loads(f.fake->body[0], 0, NULL);
@@ -180,7 +164,7 @@ static void test_delete_and_mirror_writes(void **state)
         struct fixture f = {0};
         start(&f, script, 4);
         status_manager_delete_pod(f.sm, "default", "p1", "u1");
-        wait_requests(f.fake, 2);
+        fake_wait_requests(f.fake, 2);
         assert_string_equal(f.fake->req[1], "DELETE /api/v1/namespaces/default/pods/p1");
         cleanup_json json_t *del = json_loads(f.fake->body[1], 0, NULL);
         assert_int_equal(json_integer_value(json_object_get(del, "gracePeriodSeconds")), 0);
@@ -190,7 +174,7 @@ static void test_delete_and_mirror_writes(void **state)
         json_t *mirror = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "Pod",
                                    "metadata", "name", "s1-n1", "namespace", "kube-system");
         status_manager_create_mirror(f.sm, mirror, NULL);
-        wait_requests(f.fake, 4);
+        fake_wait_requests(f.fake, 4);
         assert_string_equal(f.fake->req[2], "GET /api/v1/nodes/n1");
         assert_string_equal(f.fake->req[3], "POST /api/v1/namespaces/kube-system/pods");
         cleanup_json json_t *posted = json_loads(f.fake->body[3], 0, NULL);
@@ -201,6 +185,35 @@ static void test_delete_and_mirror_writes(void **state)
         stop(&f);
 }
 
+/* Someone else rewrote the pod's status in the apiserver (the node
+ * lifecycle controller sets Ready=False): ours is written again. */
+static void test_status_overwritten_in_the_apiserver_is_written_again(void **state)
+{
+        (void)state;
+        struct status_store *st = status_store_new();
+        cleanup_pod struct pod *pod = api_pod("p1", "u1");
+        status_store_set_pod(st, pod);
+        status_store_set_status(st, "u1",
+                                json_pack("{s:s, s:[{s:s, s:s}]}", "phase", "Running", "conditions",
+                                          "type", "Ready", "status", "True"));
+        status_store_mark_synced(st, "u1", status_store_version(st, "u1"));
+        assert_int_equal(pending_count(st), 0);
+
+        /* the same, with conditions the kubelet does not own: nothing to do */
+        cleanup_json json_t *same =
+            json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}]}", "phase", "Running", "conditions", "type",
+                      "PodScheduled", "status", "True", "type", "Ready", "status", "True");
+        assert_false(status_store_reconcile(st, "u1", same));
+        assert_int_equal(pending_count(st), 0);
+
+        cleanup_json json_t *not_ready =
+            json_pack("{s:s, s:[{s:s, s:s}]}", "phase", "Running", "conditions", "type", "Ready",
+                      "status", "False");
+        assert_true(status_store_reconcile(st, "u1", not_ready));
+        assert_int_equal(pending_count(st), 1);
+        status_store_free(st);
+}
+
 int main(void)
 {
         log_set_verbosity(-1);
@@ -209,6 +222,7 @@ int main(void)
             cmocka_unit_test(test_status_of_a_pod_gone_from_the_apiserver_is_dropped),
             cmocka_unit_test(test_static_pod_status_waits_for_its_mirror),
             cmocka_unit_test(test_delete_and_mirror_writes),
+            cmocka_unit_test(test_status_overwritten_in_the_apiserver_is_written_again),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
