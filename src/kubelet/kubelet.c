@@ -22,6 +22,7 @@
  * whatever the concurrency, peaking at 4-8 calls in flight (bench/README.md),
  * so 8 threads keep it busy without more memory for nothing. */
 #define POD_WORKER_THREADS 8
+#define MOUNT_RETRY_INITIAL_MS 500
 
 /* ---- event queue ------------------------------------------------------ */
 
@@ -472,6 +473,7 @@ static bool uid_wanted(struct kubelet *kl, const char *uid)
 static void housekeeping(struct kubelet *kl)
 {
         kl_mirrors_reconcile(kl);
+        backoff_gc(kl->mount_backoff, fs_now_mono_ms());
         if (!kl->sources_ready)
                 return;
         for (size_t i = 0; i < kl->n_runtime_uids; i++) {
@@ -595,6 +597,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         pthread_condattr_destroy(&ca);
         pthread_mutex_init(&kl->net_lock, NULL);
         kl->status = status_store_new();
+        kl->mount_backoff = backoff_new(MOUNT_RETRY_INITIAL_MS, SYNC_ERROR_BACKOFF_MS);
         kl->runtime_name = xstrdup("containerd");
         kl->node_ip = xstrdup(cfg->node_ip);
 
@@ -865,6 +868,7 @@ void kubelet_free(struct kubelet *kl)
         kuberuntime_free(kl->rt);
         cm_free(kl->cm);
         status_store_free(kl->status);
+        backoff_free(kl->mount_backoff);
         free(kl->runtime_name);
         free(kl->node_ip);
         free(kl->net_message);

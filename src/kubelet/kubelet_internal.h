@@ -19,6 +19,7 @@
 #include "pleg/pleg.h"
 #include "prober/prober.h"
 #include "server/readonly.h"
+#include "util/backoff.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -104,6 +105,11 @@ struct kubelet {
         pthread_mutex_t q_lock;
         pthread_cond_t q_cond;
         struct kl_event *q_head, *q_tail;
+
+        /* failed volume setups, per pod UID: retried from 500 ms doubling
+         * to 10 s (upstream's volume manager retries from 500 ms; a
+         * TokenRequest right after a pod's creation may not find it yet) */
+        struct backoff *mount_backoff;
 
         /* network readiness from CRI Status, refreshed by workers */
         pthread_mutex_t net_lock;

@@ -269,10 +269,15 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 event_emit_pod(kl->recorder, pod, NULL, EVENT_WARNING, "FailedMount",
                                "MountVolume.SetUp failed for %s", ck_error_msg(*err));
                 ck_error_wrap(err, "mount volumes");
+                int64_t now = fs_now_mono_ms();
+                backoff_next(kl->mount_backoff, pod->uid, now);
+                *next_retry_ms = now + backoff_get(kl->mount_backoff, pod->uid);
                 goto out;
         }
-        /* h: no pull secrets without an API server.  i: the runtime, which
-         * also restarts the containers whose liveness probe failed. */
+        backoff_reset(kl->mount_backoff, pod->uid);
+        /* h: pull secrets are read through ctx.kube when a pull is due.
+         * i: the runtime, which also restarts the containers whose
+         * liveness probe failed. */
         prober_update_pod(kl->prober, pod, rs); /* a replaced container's failure is void */
         liveness_failed = prober_liveness_failures(kl->prober, pod->uid);
         struct kuberuntime_pod_context ctx = {
