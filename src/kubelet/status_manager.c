@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/status_manager.h"
 
+#include "kubelet/status_patch.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -108,18 +109,19 @@ static void sync_statuses(struct status_manager *sm, struct rest_client *c, bool
         for (size_t i = 0; i < n && !atomic_load(&sm->stop); i++) {
                 cleanup_free char *path =
                     xasprintf("/api/v1/namespaces/%s/pods/%s/status", p[i].namespace, p[i].name);
-                cleanup_json json_t *patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid",
-                                                       p[i].api_uid, "status", p[i].status);
+                cleanup_json json_t *patch =
+                    json_pack("{s:{s:s}, s:o}", "metadata", "uid", p[i].api_uid, "status",
+                              status_patch_build(p[i].old, p[i].status));
                 cleanup_error ck_error_t err = NULL;
                 if (rest_patch(c, path, NULL, REST_PATCH_STRATEGIC, patch, NULL, &err) >= 0) {
                         LOG_INFO(3, "Patch status for pod", "pod=\"%s/%s\" podUID=\"%s\"",
                                  p[i].namespace, p[i].name, p[i].api_uid);
-                        status_store_mark_synced(sm->store, p[i].uid, p[i].version);
+                        status_store_mark_synced(sm->store, p[i].uid, p[i].version, p[i].status);
                 } else if (gone(err)) {
                         LOG_INFO(2, "Pod no longer exists in the apiserver; status dropped",
                                  "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p[i].namespace,
                                  p[i].name, p[i].api_uid, ck_error_msg(err));
-                        status_store_mark_synced(sm->store, p[i].uid, p[i].version);
+                        status_store_mark_synced(sm->store, p[i].uid, p[i].version, NULL);
                 } else {
                         LOG_WARN("Failed to update status for pod",
                                  "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p[i].namespace,

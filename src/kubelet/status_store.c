@@ -12,6 +12,7 @@ struct status_entry {
         uint64_t version;
         uint64_t synced_version; /* what the apiserver has */
         char *api_uid;           /* the API object the status goes to */
+        json_t *sent;            /* the status the apiserver last accepted from us */
 };
 
 struct status_store {
@@ -34,6 +35,7 @@ void status_store_free(struct status_store *st)
         for (size_t i = 0; i < st->n; i++) {
                 pod_unref(st->entries[i].pod);
                 json_decref(st->entries[i].status);
+                json_decref(st->entries[i].sent);
                 free(st->entries[i].api_uid);
         }
         free(st->entries);
@@ -110,6 +112,7 @@ void status_store_remove(struct status_store *st, const char *uid)
         if (e) {
                 pod_unref(e->pod);
                 json_decref(e->status);
+                json_decref(e->sent);
                 free(e->api_uid);
                 *e = st->entries[--st->n];
         }
@@ -126,6 +129,8 @@ bool status_store_set_api_uid(struct status_store *st, const char *uid, const ch
                 free(e->api_uid);
                 e->api_uid = api_uid ? xstrdup(api_uid) : NULL;
                 e->synced_version = 0;
+                json_decref(e->sent); /* another object */
+                e->sent = NULL;
         }
         pthread_mutex_unlock(&st->lock);
         return !same;
@@ -146,6 +151,12 @@ size_t status_store_pending(struct status_store *st, struct status_pending **out
                     .namespace = xstrdup(e->pod->namespace),
                     .name = xstrdup(e->pod->name),
                     .status = json_incref(e->status),
+                    /* before our first write: the apiserver's copy of an
+                     * apiserver pod, as the watch last showed it */
+                    .old = json_incref(e->sent ? e->sent
+                                       : e->pod->source == POD_SOURCE_API
+                                           ? json_object_get(e->pod->raw, "status")
+                                           : NULL),
                     .version = e->version,
                 };
         }
@@ -162,16 +173,21 @@ void status_pending_free(struct status_pending *p, size_t n)
                 free(p[i].namespace);
                 free(p[i].name);
                 json_decref(p[i].status);
+                json_decref(p[i].old);
         }
         free(p);
 }
 
-void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version)
+void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version,
+                              json_t *sent)
 {
         pthread_mutex_lock(&st->lock);
         struct status_entry *e = find(st, uid);
-        if (e && version > e->synced_version)
+        if (e && version > e->synced_version) {
                 e->synced_version = version;
+                json_decref(e->sent);
+                e->sent = json_incref(sent);
+        }
         pthread_mutex_unlock(&st->lock);
 }
 
@@ -211,8 +227,12 @@ bool status_store_reconcile(struct status_store *st, const char *uid, const json
         struct status_entry *e = find(st, uid);
         bool again = e && e->api_uid && e->status && e->synced_version == e->version &&
                      contradicts(e->status, api_status);
-        if (again)
+        if (again) {
                 e->synced_version = 0;
+                /* the next patch goes from what the apiserver has now */
+                json_decref(e->sent);
+                e->sent = json_incref((json_t *)api_status);
+        }
         pthread_mutex_unlock(&st->lock);
         return again;
 }

@@ -39,14 +39,17 @@ bool status_store_set_api_uid(struct status_store *st, const char *uid, const ch
 struct status_pending {
         char *uid, *api_uid, *namespace, *name;
         json_t *status; /* a reference */
+        json_t *old;    /* what the apiserver has, as far as we know (a reference or NULL) */
         uint64_t version;
 };
 /* Every pod whose latest status was not synced and that has an API target
  * (new array of n entries; free with status_pending_free). */
 size_t status_store_pending(struct status_store *st, struct status_pending **out);
 void status_pending_free(struct status_pending *p, size_t n);
-/* The apiserver has `version` of uid's status (or the pod is gone there). */
-void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version);
+/* The apiserver has `version` of uid's status, `sent` (borrowed; NULL: the
+ * pod is gone there). */
+void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t version,
+                              json_t *sent);
 
 /* The apiserver's copy of uid's status changed (someone else wrote it, e.g.
  * the node lifecycle controller setting Ready=False): when the status we

@@ -196,7 +196,7 @@ static void test_status_overwritten_in_the_apiserver_is_written_again(void **sta
         status_store_set_status(st, "u1",
                                 json_pack("{s:s, s:[{s:s, s:s}]}", "phase", "Running", "conditions",
                                           "type", "Ready", "status", "True"));
-        status_store_mark_synced(st, "u1", status_store_version(st, "u1"));
+        status_store_mark_synced(st, "u1", status_store_version(st, "u1"), NULL);
         assert_int_equal(pending_count(st), 0);
 
         /* the same, with conditions the kubelet does not own: nothing to do */
