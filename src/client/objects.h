@@ -45,7 +45,9 @@ struct kube_objects {
 };
 
 /* The real one, over the clients of pool (borrowed, must outlive it).
- * Free with kube_objects_rest_free. */
+ * Objects read are reused for 20 s (upstream's Cache strategy): pods that
+ * mount the same configMap or secret share one GET.  Free with
+ * kube_objects_rest_free (NULL-safe). */
 struct kube_objects *kube_objects_rest_new(struct rest_pool *pool);
 void kube_objects_rest_free(struct kube_objects *o);
 

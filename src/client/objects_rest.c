@@ -3,21 +3,91 @@
 #include "client/objects.h"
 
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* How long an object read is reused (upstream's "Cache" change detection
+ * strategy): every pod of a namespace mounts kube-root-ca.crt, and each
+ * pod's resync reads it again; within the TTL they share one GET.  An
+ * update reaches pods within the TTL plus their resync period. */
+#define OBJECT_TTL_MS 20000
+
+struct cached_object {
+        char *path;
+        json_t *obj;
+        int64_t fetched_ms;
+};
+
+struct rest_objects {
+        struct kube_objects iface; /* first: the public face */
+        struct rest_pool *pool;
+        pthread_mutex_t lock;
+        struct cached_object *cache;
+        size_t n_cache;
+};
+
+static void cached_clear(struct cached_object *c)
+{
+        free(c->path);
+        json_decref(c->obj);
+}
+
+/* A new reference to a fresh cached copy of path, or NULL; drops stale ones. */
+static json_t *cache_lookup(struct rest_objects *o, const char *path, int64_t now)
+{
+        json_t *hit = NULL;
+        pthread_mutex_lock(&o->lock);
+        for (size_t i = 0; i < o->n_cache; i++) {
+                struct cached_object *c = &o->cache[i];
+                if (now - c->fetched_ms >= OBJECT_TTL_MS) {
+                        cached_clear(c);
+                        o->cache[i--] = o->cache[--o->n_cache];
+                        continue;
+                }
+                if (strcmp(c->path, path) == 0)
+                        hit = json_incref(c->obj);
+        }
+        pthread_mutex_unlock(&o->lock);
+        return hit;
+}
+
+static void cache_store(struct rest_objects *o, const char *path, json_t *obj, int64_t now)
+{
+        pthread_mutex_lock(&o->lock);
+        size_t i = 0;
+        while (i < o->n_cache && strcmp(o->cache[i].path, path) != 0)
+                i++;
+        if (i == o->n_cache) {
+                o->cache = xrealloc(o->cache, (o->n_cache + 1) * sizeof(*o->cache));
+                o->cache[o->n_cache++] = (struct cached_object){.path = xstrdup(path)};
+        } else {
+                json_decref(o->cache[i].obj);
+        }
+        o->cache[i].obj = json_incref(obj);
+        o->cache[i].fetched_ms = now;
+        pthread_mutex_unlock(&o->lock);
+}
+
 static int rest_objects_get(void *opaque, const char *resource, const char *ns, const char *name,
                             json_t **out, ck_error_t *err)
 {
-        struct rest_pool *pool = opaque;
+        struct rest_objects *o = opaque;
         cleanup_free char *path = xasprintf("/api/v1/namespaces/%s/%s/%s", ns, resource, name);
-        struct rest_client *c = rest_pool_get(pool);
+        int64_t now = fs_now_mono_ms();
+        if ((*out = cache_lookup(o, path, now)) != NULL)
+                return 0;
+        struct rest_client *c = rest_pool_get(o->pool);
         int r = rest_get(c, path, NULL, out, err);
-        rest_pool_put(pool, c);
-        return r < 0 ? -1 : 0;
+        rest_pool_put(o->pool, c);
+        if (r < 0)
+                return -1; /* errors (404: not yet created) are not cached */
+        cache_store(o, path, *out, now);
+        return 0;
 }
 
 /* "2026-11-30T03:10:00Z" -> seconds since the epoch; 0 if unreadable. */
@@ -32,7 +102,7 @@ static int64_t parse_rfc3339_s(const char *t)
 static int rest_objects_request_token(void *opaque, const struct kube_token_request *req,
                                       char **token, int64_t *expiration_unix, ck_error_t *err)
 {
-        struct rest_pool *pool = opaque;
+        struct rest_pool *pool = ((struct rest_objects *)opaque)->pool;
         cleanup_free char *path = xasprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token",
                                             req->namespace, req->service_account);
         cleanup_json json_t *body = json_pack(
@@ -63,14 +133,23 @@ static int rest_objects_request_token(void *opaque, const struct kube_token_requ
 
 struct kube_objects *kube_objects_rest_new(struct rest_pool *pool)
 {
-        struct kube_objects *o = xcalloc(1, sizeof(*o));
-        o->get = rest_objects_get;
-        o->request_token = rest_objects_request_token;
-        o->opaque = pool;
-        return o;
+        struct rest_objects *o = xcalloc(1, sizeof(*o));
+        o->iface.get = rest_objects_get;
+        o->iface.request_token = rest_objects_request_token;
+        o->iface.opaque = o;
+        o->pool = pool;
+        pthread_mutex_init(&o->lock, NULL);
+        return &o->iface;
 }
 
-void kube_objects_rest_free(struct kube_objects *o)
+void kube_objects_rest_free(struct kube_objects *iface)
 {
+        if (iface == NULL)
+                return;
+        struct rest_objects *o = iface->opaque;
+        for (size_t i = 0; i < o->n_cache; i++)
+                cached_clear(&o->cache[i]);
+        free(o->cache);
+        pthread_mutex_destroy(&o->lock);
         free(o);
 }
