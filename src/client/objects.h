@@ -33,10 +33,11 @@ struct kube_token_request {
 
 struct kube_objects {
         /* GET /api/v1/namespaces/<ns>/<resource>/<name>, resource "configmaps"
-         * or "secrets": a new reference in *out.  err->code is the HTTP status
-         * when the apiserver answered (404: not found, 403: forbidden). */
+         * or "secrets", for the pod pod_uid: a new reference in *out.
+         * err->code is the HTTP status when the apiserver answered (404: not
+         * found, 403: forbidden). */
         int (*get)(void *opaque, const char *resource, const char *ns, const char *name,
-                   json_t **out, ck_error_t *err);
+                   const char *pod_uid, json_t **out, ck_error_t *err);
         /* POST .../serviceaccounts/<sa>/token: *token (a new string, a
          * secret) and its expiry (*expiration_unix, seconds since the epoch). */
         int (*request_token)(void *opaque, const struct kube_token_request *req, char **token,
@@ -46,7 +47,9 @@ struct kube_objects {
 
 /* The real one, over the clients of pool (borrowed, must outlive it).
  * Objects read are reused for 20 s (upstream's Cache strategy): pods that
- * mount the same configMap or secret share one GET.  Free with
+ * mount the same configMap or secret share one GET; a pod's first read of
+ * an object is always fresh (upstream refreshes on a pod's registration),
+ * so a pod started right after an edit sees the edit.  Free with
  * kube_objects_rest_free (NULL-safe). */
 struct kube_objects *kube_objects_rest_new(struct rest_pool *pool);
 void kube_objects_rest_free(struct kube_objects *o);

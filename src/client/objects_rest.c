@@ -7,6 +7,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,13 +15,19 @@
 /* How long an object read is reused (upstream's "Cache" change detection
  * strategy): every pod of a namespace mounts kube-root-ca.crt, and each
  * pod's resync reads it again; within the TTL they share one GET.  An
- * update reaches pods within the TTL plus their resync period. */
+ * update reaches running pods within the TTL plus their resync period. */
 #define OBJECT_TTL_MS 20000
+/* An object no pod read for this long is forgotten. */
+#define OBJECT_IDLE_MS 600000
+/* Pods remembered per object (beyond: forgotten, each reads fresh once). */
+#define OBJECT_MAX_READERS 4096
 
 struct cached_object {
         char *path;
-        json_t *obj;
-        int64_t fetched_ms;
+        json_t *obj; /* NULL until read */
+        int64_t fetched_ms, used_ms;
+        char **readers; /* pod UIDs that have read it: their next read may be cached */
+        size_t n_readers;
 };
 
 struct rest_objects {
@@ -31,62 +38,92 @@ struct rest_objects {
         size_t n_cache;
 };
 
+static void readers_clear(struct cached_object *c)
+{
+        for (size_t i = 0; i < c->n_readers; i++)
+                free(c->readers[i]);
+        free(c->readers);
+        c->readers = NULL;
+        c->n_readers = 0;
+}
+
 static void cached_clear(struct cached_object *c)
 {
         free(c->path);
         json_decref(c->obj);
+        readers_clear(c);
 }
 
-/* A new reference to a fresh cached copy of path, or NULL; drops stale ones. */
-static json_t *cache_lookup(struct rest_objects *o, const char *path, int64_t now)
+static bool has_reader(const struct cached_object *c, const char *pod_uid)
+{
+        for (size_t i = 0; pod_uid && i < c->n_readers; i++)
+                if (strcmp(c->readers[i], pod_uid) == 0)
+                        return true;
+        return false;
+}
+
+/* A new reference to the cached copy of path when it is fresh and pod_uid
+ * has read it before, else NULL.  Forgets idle objects.  Under the lock. */
+static json_t *cache_lookup(struct rest_objects *o, const char *path, const char *pod_uid,
+                            int64_t now)
 {
         json_t *hit = NULL;
-        pthread_mutex_lock(&o->lock);
         for (size_t i = 0; i < o->n_cache; i++) {
                 struct cached_object *c = &o->cache[i];
-                if (now - c->fetched_ms >= OBJECT_TTL_MS) {
+                if (strcmp(c->path, path) == 0) {
+                        c->used_ms = now;
+                        if (c->obj && now - c->fetched_ms < OBJECT_TTL_MS && has_reader(c, pod_uid))
+                                hit = json_incref(c->obj);
+                } else if (now - c->used_ms >= OBJECT_IDLE_MS) {
                         cached_clear(c);
                         o->cache[i--] = o->cache[--o->n_cache];
-                        continue;
                 }
-                if (strcmp(c->path, path) == 0)
-                        hit = json_incref(c->obj);
         }
-        pthread_mutex_unlock(&o->lock);
         return hit;
 }
 
-static void cache_store(struct rest_objects *o, const char *path, json_t *obj, int64_t now)
+/* Under the lock. */
+static void cache_store(struct rest_objects *o, const char *path, const char *pod_uid, json_t *obj,
+                        int64_t now)
 {
-        pthread_mutex_lock(&o->lock);
         size_t i = 0;
         while (i < o->n_cache && strcmp(o->cache[i].path, path) != 0)
                 i++;
         if (i == o->n_cache) {
                 o->cache = xrealloc(o->cache, (o->n_cache + 1) * sizeof(*o->cache));
                 o->cache[o->n_cache++] = (struct cached_object){.path = xstrdup(path)};
-        } else {
-                json_decref(o->cache[i].obj);
         }
-        o->cache[i].obj = json_incref(obj);
-        o->cache[i].fetched_ms = now;
-        pthread_mutex_unlock(&o->lock);
+        struct cached_object *c = &o->cache[i];
+        json_decref(c->obj);
+        c->obj = json_incref(obj);
+        c->fetched_ms = c->used_ms = now;
+        if (pod_uid == NULL || has_reader(c, pod_uid))
+                return;
+        if (c->n_readers == OBJECT_MAX_READERS)
+                readers_clear(c);
+        c->readers = xrealloc(c->readers, (c->n_readers + 1) * sizeof(*c->readers));
+        c->readers[c->n_readers++] = xstrdup(pod_uid);
 }
 
 static int rest_objects_get(void *opaque, const char *resource, const char *ns, const char *name,
-                            json_t **out, ck_error_t *err)
+                            const char *pod_uid, json_t **out, ck_error_t *err)
 {
         struct rest_objects *o = opaque;
         cleanup_free char *path = xasprintf("/api/v1/namespaces/%s/%s/%s", ns, resource, name);
         int64_t now = fs_now_mono_ms();
-        if ((*out = cache_lookup(o, path, now)) != NULL)
+        pthread_mutex_lock(&o->lock);
+        *out = cache_lookup(o, path, pod_uid, now);
+        pthread_mutex_unlock(&o->lock);
+        if (*out != NULL)
                 return 0;
         struct rest_client *c = rest_pool_get(o->pool);
         int r = rest_get(c, path, NULL, out, err);
         rest_pool_put(o->pool, c);
         if (r < 0)
                 return -1; /* errors (404: not yet created) are not cached */
-        cache_store(o, path, *out, now);
+        pthread_mutex_lock(&o->lock);
+        cache_store(o, path, pod_uid, *out, now);
+        pthread_mutex_unlock(&o->lock);
         return 0;
 }
 

@@ -65,18 +65,23 @@ static void upsert(struct api_source *s, json_t *obj)
         }
         free(p->resource_version);
         p->resource_version = rv ? xstrdup(rv) : NULL;
-        pod_unref(p->pod);
-        p->pod = NULL;
+        struct pod *pod = NULL;
         cleanup_error ck_error_t err = NULL;
-        if (api_pod_decode(obj, &p->pod, &err) < 0) {
-                LOG_ERROR("Failed to decode pod from the apiserver, ignoring it",
+        if (api_pod_decode(obj, &pod, &err) < 0) {
+                /* an update we cannot read keeps the pod as it was: a
+                 * running pod must not be killed for it */
+                LOG_ERROR(p->pod ? "Failed to decode pod update from the apiserver, keeping "
+                                   "the previous version"
+                                 : "Failed to decode pod from the apiserver, ignoring it",
                           "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"",
                           meta_str(obj, "namespace") ? meta_str(obj, "namespace") : "",
                           meta_str(obj, "name") ? meta_str(obj, "name") : "", uid,
                           ck_error_msg(err));
                 return;
         }
-        p->pod->source = POD_SOURCE_API;
+        pod->source = POD_SOURCE_API;
+        pod_unref(p->pod);
+        p->pod = pod;
 }
 
 static void remove_uid(struct api_source *s, const char *uid)

@@ -8,7 +8,8 @@
  * After every change the sink gets the whole set (POD_SOURCE_API), as the
  * file source does; mirror pods (annotation kubernetes.io/config.mirror)
  * are part of it, for the kubelet to tell apart.  An object that does not
- * decode is left out with an error naming it; the others are unaffected.
+ * decode is left out with an error naming it (an update that does not
+ * decode keeps the previous version); the others are unaffected.
  * Objects are decoded once per resourceVersion.  Sink calls come from the
  * reflector's thread.
  */

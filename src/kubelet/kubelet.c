@@ -229,6 +229,18 @@ static void reject(struct kubelet *kl, struct pod_record *r, const struct admiss
         status_manager_notify(kl->sm);
 }
 
+/* Whether the apiserver says the pod already completed (a restarted
+ * kubelet meets its finished pods again): upstream neither admits them nor
+ * counts them against the node's resources. */
+static bool api_phase_terminal(const struct pod *pod)
+{
+        if (pod->source != POD_SOURCE_API)
+                return false;
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(pod->raw, "status"), "phase"));
+        return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
         struct cm_node_resources res;
@@ -242,7 +254,8 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         size_t n = 0;
         for (size_t i = 0; i < kl->n_records; i++) {
                 struct pod_record *o = &kl->records[i];
-                if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting)
+                if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting &&
+                    !api_phase_terminal(o->pod))
                         active[n++] = o->pod;
         }
         struct admission_result ar;
@@ -276,6 +289,40 @@ static bool pod_spec_changed(const struct pod *a, const struct pod *b)
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
                 json_t *va = json_object_get(ma, keys[i]), *vb = json_object_get(mb, keys[i]);
                 if ((va == NULL) != (vb == NULL) || (va && !json_equal(va, vb)))
+                        return true;
+        }
+        return false;
+}
+
+/* A pod with readiness gates is synced when another writer changes its
+ * conditions, so that Ready follows the gates at once (upstream
+ * NeedToReconcilePodReadiness), not at the next periodic sync. */
+static bool readiness_gates_moved(const struct pod *a, const struct pod *b)
+{
+        if (json_array_size(json_object_get(json_object_get(b->raw, "spec"), "readinessGates")) ==
+            0)
+                return false;
+        json_t *ca = json_object_get(json_object_get(a->raw, "status"), "conditions");
+        json_t *cb = json_object_get(json_object_get(b->raw, "status"), "conditions");
+        size_t i;
+        json_t *c;
+        json_array_foreach(cb, i, c)
+        {
+                const char *type = json_string_value(json_object_get(c, "type"));
+                if (type == NULL || status_condition_owned_by_kubelet(type))
+                        continue;
+                size_t j;
+                json_t *o;
+                bool same = false;
+                json_array_foreach(ca, j, o)
+                {
+                        if (json_equal(json_object_get(o, "type"), json_object_get(c, "type"))) {
+                                same = json_equal(json_object_get(o, "status"),
+                                                  json_object_get(c, "status"));
+                                break;
+                        }
+                }
+                if (!same)
                         return true;
         }
         return false;
@@ -359,6 +406,8 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                                 /* deleted before it ever ran here */
                                 r->admitted = true;
                                 r->deleting = true;
+                        } else if (api_phase_terminal(p)) {
+                                r->admitted = true; /* finished: its sync only stops it */
                         } else {
                                 admit(kl, r);
                         }
@@ -367,7 +416,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 }
                 if (r->deleting || json_equal(r->pod->raw, p->raw))
                         continue;
-                bool changed = pod_spec_changed(r->pod, p);
+                bool changed = pod_spec_changed(r->pod, p) || readiness_gates_moved(r->pod, p);
                 pod_unref(r->pod);
                 r->pod = pod_ref(p);
                 status_store_set_pod(kl->status, p);

@@ -96,7 +96,9 @@ static void delete_orphans(struct kubelet *kl, int64_t now)
                 bool wanted = false;
                 for (size_t j = 0; j < kl->n_records && !wanted; j++) {
                         const struct pod_record *r = &kl->records[j];
-                        wanted = r->pod->source != POD_SOURCE_API && !r->deleting &&
+                        /* a static pod being stopped keeps its mirror
+                         * until it is gone, as upstream */
+                        wanted = r->pod->source != POD_SOURCE_API &&
                                  strcmp(r->pod->name, m->name) == 0 &&
                                  strcmp(r->pod->namespace, m->namespace) == 0;
                 }

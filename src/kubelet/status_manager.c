@@ -48,9 +48,28 @@ static void op_free(struct sm_op *op)
         free(op);
 }
 
+/* Queues op, replacing a queued op of the same kind for the same pod (a
+ * write retried while the apiserver refuses it is asked for again by the
+ * sync loop: one copy is enough). */
 static void enqueue(struct status_manager *sm, struct sm_op *op)
 {
         pthread_mutex_lock(&sm->lock);
+        for (struct sm_op *q = sm->ops; q; q = q->next) {
+                if (q->kind != op->kind || strcmp(q->namespace, op->namespace) != 0 ||
+                    strcmp(q->name, op->name) != 0)
+                        continue;
+                /* same place in the queue, the newer content */
+                struct sm_op tmp = *q;
+                *q = *op;
+                q->next = tmp.next;
+                tmp.next = NULL;
+                *op = tmp;
+                op_free(op);
+                sm->wake = true;
+                pthread_cond_signal(&sm->cond);
+                pthread_mutex_unlock(&sm->lock);
+                return;
+        }
         if (sm->ops_tail)
                 sm->ops_tail->next = op;
         else
@@ -177,8 +196,13 @@ static int create_mirror(struct status_manager *sm, struct rest_client *c, struc
                                       "Node", "name", sm->node_name, "uid", sm->node_uid,
                                       "controller", 1));
         cleanup_free char *path = xasprintf("/api/v1/namespaces/%s/pods", op->namespace);
-        if (rest_post(c, path, op->mirror, NULL, err) < 0 && (*err)->code != 409)
-                return ck_error_wrap(err, "create mirror pod");
+        if (rest_post(c, path, op->mirror, NULL, err) < 0) {
+                if ((*err)->code != 409)
+                        return ck_error_wrap(err, "create mirror pod");
+                LOG_INFO(2, "Mirror pod already exists", "pod=\"%s/%s\"", op->namespace, op->name);
+                ck_error_release(err);
+                return 0;
+        }
         LOG_INFO(2, "Created mirror pod", "pod=\"%s/%s\"", op->namespace, op->name);
         return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/status_store.h"
+#include "status/generate.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -198,7 +199,7 @@ static const char *str_at(const json_t *obj, const char *key)
 }
 
 /* Whether the apiserver's status contradicts ours in what the kubelet owns:
- * the phase and the status of each condition we set. */
+ * the phase and the status of each condition of the kubelet's types. */
 static bool contradicts(const json_t *ours, const json_t *api)
 {
         if (strcmp(str_at(ours, "phase"), str_at(api, "phase")) != 0)
@@ -207,6 +208,8 @@ static bool contradicts(const json_t *ours, const json_t *api)
         json_t *c, *a;
         json_array_foreach(json_object_get(ours, "conditions"), i, c)
         {
+                if (!status_condition_owned_by_kubelet(str_at(c, "type")))
+                        continue; /* a readiness gate's is its controller's */
                 bool same = false;
                 json_array_foreach(json_object_get(api, "conditions"), j, a)
                 {

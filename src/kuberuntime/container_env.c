@@ -125,7 +125,7 @@ static int env_object(const struct kube_objects *kube, const struct pod *pod,
                 bool found = false;
                 if (volume_object_get(kube,
                                       secret ? VOLUME_OBJECT_SECRET : VOLUME_OBJECT_CONFIG_MAP,
-                                      pod->namespace, name, &data, &found, err) < 0)
+                                      pod->namespace, name, pod->uid, &data, &found, err) < 0)
                         return -1;
                 cache->items = xrealloc(cache->items, (cache->n + 1) * sizeof(*cache->items));
                 o = &cache->items[cache->n++];

@@ -430,7 +430,7 @@ struct kuberuntime_keyring *kuberuntime_pull_keyring_load(const struct kube_obje
                 cleanup_error ck_error_t err = NULL;
                 json_t *secret = NULL;
                 int r = kube != NULL ? kube->get(kube->opaque, "secrets", pod->namespace, name,
-                                                 &secret, &err)
+                                                 pod->uid, &secret, &err)
                                      : ck_error_make(&err, 0, "no apiserver (standalone mode)");
                 if (r < 0) {
                         LOG_INFO(0,

@@ -61,4 +61,9 @@ json_t *status_generate(const struct status_input *in);
 /* The pod phase alone (upstream getPhase), for tests and the sync loop. */
 const char *status_phase(const struct status_input *in);
 
+/* Whether the kubelet sets and owns conditions of this type (PodScheduled,
+ * Ready, Initialized, ContainersReady, PodReadyToStartContainers, the resize
+ * ones); others belong to other writers. */
+bool status_condition_owned_by_kubelet(const char *type);
+
 #endif

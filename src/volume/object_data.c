@@ -57,8 +57,8 @@ int volume_object_not_found(enum volume_object_kind kind, const char *name, ck_e
 }
 
 int volume_object_get(const struct kube_objects *kube, enum volume_object_kind kind, const char *ns,
-                      const char *name, struct volume_object_data *out, bool *found,
-                      ck_error_t *err)
+                      const char *name, const char *pod_uid, struct volume_object_data *out,
+                      bool *found, ck_error_t *err)
 {
         bool secret = kind == VOLUME_OBJECT_SECRET;
         const char *what = secret ? "secret" : "configMap";
@@ -70,7 +70,8 @@ int volume_object_get(const struct kube_objects *kube, enum volume_object_kind k
                                      ns, name ? name : "");
         cleanup_json json_t *obj = NULL;
         ck_error_t e = NULL;
-        if (kube->get(kube->opaque, secret ? "secrets" : "configmaps", ns, name, &obj, &e) < 0) {
+        if (kube->get(kube->opaque, secret ? "secrets" : "configmaps", ns, name, pod_uid, &obj,
+                      &e) < 0) {
                 if (e != NULL && e->code == 404) {
                         ck_error_release(&e);
                         return 0;

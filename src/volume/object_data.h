@@ -36,8 +36,8 @@ struct volume_object_data {
  * no kubeClient defined").  Fills *out (release with
  * volume_object_data_release). */
 int volume_object_get(const struct kube_objects *kube, enum volume_object_kind kind, const char *ns,
-                      const char *name, struct volume_object_data *out, bool *found,
-                      ck_error_t *err);
+                      const char *name, const char *pod_uid, struct volume_object_data *out,
+                      bool *found, ck_error_t *err);
 
 /* upstream's NotFound error: 'configmap "x" not found', 'secret "x" not found'. */
 int volume_object_not_found(enum volume_object_kind kind, const char *name, ck_error_t *err);

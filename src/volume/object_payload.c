@@ -64,7 +64,8 @@ static int get_object(const struct volume_ctx *vc, enum volume_object_kind kind,
                 data->n = 0;
                 return 0;
         }
-        if (volume_object_get(vc->kube, kind, vc->pod->namespace, name, data, &found, err) < 0)
+        if (volume_object_get(vc->kube, kind, vc->pod->namespace, name, vc->pod->uid, data, &found,
+                              err) < 0)
                 return -1;
         if (!found && !optional)
                 return volume_object_not_found(kind, name, err);

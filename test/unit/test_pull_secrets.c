@@ -50,8 +50,9 @@ static char *b64(const char *s)
 }
 
 static int fake_get(void *opaque, const char *resource, const char *ns, const char *name,
-                    json_t **out, ck_error_t *err)
+                    const char *pod_uid, json_t **out, ck_error_t *err)
 {
+        (void)pod_uid;
         struct fake_api *api = opaque;
         api->gets++;
         snprintf(api->last_ns, sizeof(api->last_ns), "%s", ns);

@@ -55,7 +55,21 @@ static void test_a_condition_loses_its_reason_when_ready(void **state)
                      "{\"$patch\":\"delete\",\"type\":\"PodScheduled\"}]}");
 }
 
-static void test_a_running_container_is_no_longer_waiting(void **state)
+/* A readiness gate's condition belongs to its controller: our copy of it is
+ * not sent (it may be stale), and its absence from ours deletes nothing. */
+static void test_conditions_of_other_writers_are_left_alone(void **state)
+{
+        (void)state;
+        assert_patch("{\"conditions\":[{\"type\":\"example.com/gate\",\"status\":\"False\"},"
+                     "{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]}",
+                     "{\"conditions\":[{\"type\":\"example.com/gate\",\"status\":\"True\"},"
+                     "{\"type\":\"Ready\",\"status\":\"True\"}]}",
+                     "{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}");
+}
+
+/* The container status lists have no patch strategy: replaced whole, so a
+ * container that runs no longer shows its old waiting state. */
+static void test_container_statuses_are_replaced_whole(void **state)
 {
         (void)state;
         assert_patch("{\"containerStatuses\":[{\"name\":\"main\",\"ready\":false,"
@@ -64,19 +78,22 @@ static void test_a_running_container_is_no_longer_waiting(void **state)
                      "{\"containerStatuses\":[{\"name\":\"main\",\"ready\":true,"
                      "\"state\":{\"running\":{\"startedAt\":\"2026-11-30T03:00:00Z\"}}}]}",
                      "{\"containerStatuses\":[{\"name\":\"main\",\"ready\":true,"
-                     "\"state\":{\"running\":{\"startedAt\":\"2026-11-30T03:00:00Z\"},"
-                     "\"waiting\":null}},{\"$patch\":\"delete\",\"name\":\"old\"}]}");
+                     "\"state\":{\"running\":{\"startedAt\":\"2026-11-30T03:00:00Z\"}}}]}");
 }
 
-static void test_lists_without_merge_key_and_scalars_are_replaced(void **state)
+/* podIPs merge by ip; the kubelet's scalars are replaced or removed; fields
+ * of other writers (the scheduler's nominatedNodeName, DRA's claim
+ * statuses) are neither. */
+static void test_ips_and_fields_of_other_writers(void **state)
 {
         (void)state;
         assert_patch(
             "{\"podIPs\":[{\"ip\":\"10.0.0.1\"}],\"podIP\":\"10.0.0.1\","
-            "\"nominatedNodeName\":\"n\"}",
+            "\"message\":\"evicted\",\"nominatedNodeName\":\"n\","
+            "\"resourceClaimStatuses\":[{\"name\":\"gpu\"}]}",
             "{\"podIPs\":[{\"ip\":\"10.0.0.2\"}],\"podIP\":\"10.0.0.2\"}",
             "{\"podIPs\":[{\"ip\":\"10.0.0.2\"},{\"$patch\":\"delete\",\"ip\":\"10.0.0.1\"}],"
-            "\"podIP\":\"10.0.0.2\",\"nominatedNodeName\":null}");
+            "\"podIP\":\"10.0.0.2\",\"message\":null}");
 }
 
 int main(void)
@@ -84,8 +101,9 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_no_old_status_sends_the_new_one),
             cmocka_unit_test(test_a_condition_loses_its_reason_when_ready),
-            cmocka_unit_test(test_a_running_container_is_no_longer_waiting),
-            cmocka_unit_test(test_lists_without_merge_key_and_scalars_are_replaced),
+            cmocka_unit_test(test_conditions_of_other_writers_are_left_alone),
+            cmocka_unit_test(test_container_statuses_are_replaced_whole),
+            cmocka_unit_test(test_ips_and_fields_of_other_writers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

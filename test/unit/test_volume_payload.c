@@ -46,8 +46,9 @@ struct fake_kube {
 };
 
 static int fake_get(void *opaque, const char *resource, const char *ns, const char *name,
-                    json_t **out, ck_error_t *err)
+                    const char *pod_uid, json_t **out, ck_error_t *err)
 {
+        (void)pod_uid;
         struct fake_kube *k = opaque;
         k->gets++;
         if (k->fail_status)
