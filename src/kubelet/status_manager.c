@@ -121,34 +121,59 @@ static bool gone(const ck_error_t err)
         return err != NULL && (err->code == 404 || err->code == 409);
 }
 
+/* PATCHes one pending status; false when it must be tried again. */
+static bool patch_status(struct status_manager *sm, struct rest_client *c,
+                         const struct status_pending *p)
+{
+        cleanup_free char *path =
+            xasprintf("/api/v1/namespaces/%s/pods/%s/status", p->namespace, p->name);
+        cleanup_json json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "uid", p->api_uid,
+                                               "status", status_patch_build(p->old, p->status));
+        cleanup_error ck_error_t err = NULL;
+        if (rest_patch(c, path, NULL, REST_PATCH_STRATEGIC, patch, NULL, &err) >= 0) {
+                LOG_INFO(3, "Patch status for pod", "pod=\"%s/%s\" podUID=\"%s\"", p->namespace,
+                         p->name, p->api_uid);
+                status_store_mark_synced(sm->store, p->uid, p->version, p->status);
+                return true;
+        }
+        if (gone(err)) {
+                LOG_INFO(2, "Pod no longer exists in the apiserver; status dropped",
+                         "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p->namespace, p->name,
+                         p->api_uid, ck_error_msg(err));
+                status_store_mark_synced(sm->store, p->uid, p->version, NULL);
+                return true;
+        }
+        LOG_WARN("Failed to update status for pod", "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"",
+                 p->namespace, p->name, p->api_uid, ck_error_msg(err));
+        return false;
+}
+
 static void sync_statuses(struct status_manager *sm, struct rest_client *c, bool *failed)
 {
         struct status_pending *p = NULL;
         size_t n = status_store_pending(sm->store, &p);
-        for (size_t i = 0; i < n && !atomic_load(&sm->stop); i++) {
-                cleanup_free char *path =
-                    xasprintf("/api/v1/namespaces/%s/pods/%s/status", p[i].namespace, p[i].name);
-                cleanup_json json_t *patch =
-                    json_pack("{s:{s:s}, s:o}", "metadata", "uid", p[i].api_uid, "status",
-                              status_patch_build(p[i].old, p[i].status));
-                cleanup_error ck_error_t err = NULL;
-                if (rest_patch(c, path, NULL, REST_PATCH_STRATEGIC, patch, NULL, &err) >= 0) {
-                        LOG_INFO(3, "Patch status for pod", "pod=\"%s/%s\" podUID=\"%s\"",
-                                 p[i].namespace, p[i].name, p[i].api_uid);
-                        status_store_mark_synced(sm->store, p[i].uid, p[i].version, p[i].status);
-                } else if (gone(err)) {
-                        LOG_INFO(2, "Pod no longer exists in the apiserver; status dropped",
-                                 "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p[i].namespace,
-                                 p[i].name, p[i].api_uid, ck_error_msg(err));
-                        status_store_mark_synced(sm->store, p[i].uid, p[i].version, NULL);
-                } else {
-                        LOG_WARN("Failed to update status for pod",
-                                 "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p[i].namespace,
-                                 p[i].name, p[i].api_uid, ck_error_msg(err));
+        for (size_t i = 0; i < n && !atomic_load(&sm->stop); i++)
+                if (!patch_status(sm, c, &p[i]))
                         *failed = true;
-                }
+        status_pending_free(p, n);
+}
+
+bool status_manager_sync_pod(struct status_manager *sm, const char *uid)
+{
+        if (sm == NULL)
+                return true;
+        struct status_pending *p = NULL;
+        size_t n = status_store_pending(sm->store, &p);
+        bool ok = true;
+        for (size_t i = 0; i < n; i++) {
+                if (strcmp(p[i].uid, uid) != 0)
+                        continue;
+                struct rest_client *c = rest_pool_get(sm->pool);
+                ok = patch_status(sm, c, &p[i]);
+                rest_pool_put(sm->pool, c);
         }
         status_pending_free(p, n);
+        return ok;
 }
 
 static int delete_pod(struct rest_client *c, const char *ns, const char *name, const char *uid,

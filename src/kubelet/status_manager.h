@@ -30,6 +30,11 @@ void status_manager_stop(struct status_manager *sm);
 /* A status changed: sync soon.  NULL-safe, any thread. */
 void status_manager_notify(struct status_manager *sm);
 
+/* Writes uid's pending status now, on the calling thread (a pod worker,
+ * before the pod's DELETE: its terminal status must land first).  True
+ * when nothing is left pending for it.  NULL-safe. */
+bool status_manager_sync_pod(struct status_manager *sm, const char *uid);
+
 /* Queue a DELETE of the pod (grace period 0, UID precondition).  Any thread. */
 void status_manager_delete_pod(struct status_manager *sm, const char *ns, const char *name,
                                const char *uid);

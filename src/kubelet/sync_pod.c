@@ -173,6 +173,37 @@ static bool past_active_deadline(struct kubelet *kl, const struct pod *pod, int6
         return false;
 }
 
+/* A pod deleted through the apiserver, its containers stopped: its last
+ * status (containers terminated, phase Succeeded or Failed) is written
+ * before the kubelet deletes it for good, as upstream's status manager
+ * waits for a terminal phase (canBeDeleted).  Best effort: a failure is
+ * logged and the deletion goes on. */
+static void write_terminal_status(struct kubelet *kl, struct cri_client *cri, const struct pod *pod)
+{
+        struct runtime_pod_status *rs = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs,
+                                       &err) < 0) {
+                LOG_WARN("Failed to read the stopped pod's status", "pod=\"%s\" err=\"%s\"",
+                         pod_full_name(pod), ck_error_msg(err));
+                return;
+        }
+        cleanup_json json_t *old = last_status(kl, pod);
+        struct status_input in = {
+            .pod = pod,
+            .runtime = rs,
+            .old_status = old,
+            .runtime_name = kl->runtime_name,
+            .host_ip = kl->node_ip,
+            .network_ready = true,
+            .pod_terminal = true,
+            .now_ns = fs_now_real_ns(),
+        };
+        status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        runtime_pod_status_free(rs);
+        status_manager_sync_pod(kl->sm, pod->uid);
+}
+
 /* Kill everything of a pod and remove it: containers, sandboxes, logs,
  * cgroup, directories.  pod may be NULL (an orphan). */
 static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
@@ -183,6 +214,8 @@ static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const str
         if (kuberuntime_get_pod_status(kl->rt, cri, uid, name, ns, &rs, err) < 0)
                 return ck_error_wrap(err, "get pod status");
         int r = kuberuntime_kill_pod(kl->rt, cri, pod, rs, grace_s, err);
+        if (r == 0 && pod != NULL && pod->source == POD_SOURCE_API && pod->deletion_timestamp)
+                write_terminal_status(kl, cri, pod);
         if (r == 0)
                 r = kuberuntime_remove_pod(kl->rt, cri, rs, err);
         runtime_pod_status_free(rs);

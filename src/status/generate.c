@@ -42,6 +42,29 @@ struct generated {
         const char *phase;
 };
 
+/* The phase of a terminal pod (upstream getPhase with podIsTerminal): once
+ * no app container runs and each has stopped, Succeeded if every one
+ * exited 0, else Failed; otherwise `phase` as computed. */
+static const char *stopped_phase(const json_t *app, const char *phase)
+{
+        size_t i, stopped = 0, succeeded = 0;
+        json_t *st;
+        json_array_foreach(app, i, st)
+        {
+                json_t *t = status_cs_state(st, "terminated");
+                if (t == NULL && status_cs_state(st, "waiting") != NULL)
+                        t = status_cs_last(st, "terminated");
+                if (t == NULL)
+                        return phase; /* running, or never started: upstream's cases */
+                stopped++;
+                if (status_get_int(t, "exitCode") == 0)
+                        succeeded++;
+        }
+        if (stopped == 0)
+                return phase;
+        return stopped == succeeded ? "Succeeded" : "Failed";
+}
+
 /* Container statuses and the phase, with upstream's three-way merge, the
  * eviction override and the no-way-out-of-terminal rule. */
 static void generate_core(const struct status_input *in, struct generated *g)
@@ -63,6 +86,8 @@ static void generate_core(const struct status_input *in, struct generated *g)
                 else if (phase_terminal(api_phase))
                         phase = api_phase;
         }
+        if (in->pod_terminal && !phase_terminal(phase))
+                phase = stopped_phase(g->app, phase);
         if (in->terminal_failed || in->reject_reason != NULL)
                 phase = "Failed";
         /* the API shows a terminal phase: no transition out of it */

@@ -51,6 +51,10 @@ struct status_input {
          * full status's phase Failed, with reason and message (as is) if
          * given, as upstream's ShouldEvict (DeadlineExceeded) does. */
         bool network_ready; /* the runtime's network is ready */
+        /* the pod is being deleted and its containers were stopped
+         * (upstream podIsTerminal): stopped containers make it Succeeded
+         * (all exited 0) or Failed, whatever the restartPolicy */
+        bool pod_terminal;
         int64_t now_ns;
 };
 

@@ -520,6 +520,39 @@ static void test_terminal_phase_is_kept(void **state)
         pod_unref(pod);
 }
 
+/* A pod deleted through the apiserver whose containers were stopped
+ * (upstream podIsTerminal): Succeeded when all exited 0, else Failed, even
+ * with restartPolicy Always; without the flag the same containers mean
+ * "restarting", Running. */
+static void test_stopped_pod_being_deleted_is_terminal(void **state)
+{
+        (void)state;
+        struct pod *pod = make_pod("Always", "", "a,b");
+        struct runtime_fixture f;
+        const struct rc_spec clean[] = {
+            {"a", CONTAINER_STATE_EXITED, 0}, {"b", CONTAINER_STATE_EXITED, 0}, {0}};
+        const struct rc_spec killed[] = {
+            {"a", CONTAINER_STATE_EXITED, 0}, {"b", CONTAINER_STATE_EXITED, 137}, {0}};
+        struct status_input in = {
+            .pod = pod,
+            .runtime = make_runtime(&f, clean, true),
+            .runtime_name = "containerd",
+            .now_ns = T0,
+        };
+        json_t *s = status_generate(&in);
+        assert_string_equal(str(s, "phase"), "Running");
+        json_decref(s);
+        in.pod_terminal = true;
+        s = status_generate(&in);
+        assert_string_equal(str(s, "phase"), "Succeeded");
+        json_decref(s);
+        in.runtime = make_runtime(&f, killed, true);
+        s = status_generate(&in);
+        assert_string_equal(str(s, "phase"), "Failed");
+        json_decref(s);
+        pod_unref(pod);
+}
+
 static void test_rejected_pod(void **state)
 {
         (void)state;
@@ -616,6 +649,7 @@ int main(void)
             cmocka_unit_test(test_vanished_running_container),
             cmocka_unit_test(test_terminal_phase_is_kept),
             cmocka_unit_test(test_rejected_pod),
+            cmocka_unit_test(test_stopped_pod_being_deleted_is_terminal),
             cmocka_unit_test(test_pod_ips_follow_node_family),
             cmocka_unit_test(test_old_terminated_status_survives_gc),
         };
