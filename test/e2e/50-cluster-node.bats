@@ -9,15 +9,10 @@ load helpers
 load cluster
 
 setup_file() {
-	cluster_up
-	runtime_up
-	wait_runtime_free
-	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null
-	TEST_NS=e2e-node-$$
+	cluster_file_setup e2e-node
 	MANIFESTS=$BATS_FILE_TMPDIR/manifests
 	mkdir -p "$MANIFESTS"
-	export TEST_NS MANIFESTS
-	create_test_namespace "$TEST_NS"
+	export MANIFESTS
 	start_cluster_node "$MANIFESTS"
 }
 
@@ -31,23 +26,6 @@ teardown_file() {
 restart_node() {
 	cp "$BATS_FILE_TMPDIR/ckubelet.log" "$BATS_FILE_TMPDIR/ckubelet-1.log"
 	BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR start_cluster_node "$MANIFESTS"
-}
-
-# sleeper NAME [NODE]: a pod bound to the node (no scheduler) whose container
-# sleeps and exits at once on SIGTERM.
-sleeper() {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: $1, namespace: $TEST_NS}
-	spec:
-	  nodeName: ${2:-$CLUSTER_NODE_NAME}
-	  terminationGracePeriodSeconds: 5
-	  containers:
-	  - name: main
-	    image: localhost/busybox:1.35
-	    command: [sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
-	YAML
 }
 
 @test "cluster node: registers and turns Ready with capacity, addresses and nodeInfo" {
@@ -204,7 +182,7 @@ mirror_replaced() {
 }
 
 @test "cluster node: stopped, the node turns NotReady; started again, Ready with its pods untouched" {
-	sleeper survivor
+	bound_pod survivor
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" survivor
 	uid=$(kpod_uid "$TEST_NS" survivor)
 	ctr=$(kpod_running_container "$TEST_NS" survivor main)

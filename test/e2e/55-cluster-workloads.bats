@@ -11,13 +11,7 @@ load helpers
 load cluster
 
 setup_file() {
-	cluster_up
-	runtime_up
-	wait_runtime_free
-	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null
-	TEST_NS=e2e-work-$$
-	export TEST_NS
-	create_test_namespace "$TEST_NS"
+	cluster_file_setup e2e-work
 	start_cluster_node ""
 	wait_for -t 60 -i 0.5 node_ready
 }
@@ -90,18 +84,7 @@ no_running_container() { # NS POD
 }
 
 @test "cluster workloads: once Ready, the pod's Ready conditions no longer carry the reason they had while starting" {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: described, namespace: $TEST_NS}
-	spec:
-	  nodeName: $CLUSTER_NODE_NAME
-	  terminationGracePeriodSeconds: 1
-	  containers:
-	  - name: main
-	    image: localhost/busybox:1.35
-	    command: [sleep, "3600"]
-	YAML
+	bound_pod described 1 'sleep 3600'
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" described
 	kubectl get pod -n "$TEST_NS" described -o jsonpath='{.status.conditions}'
 	# kubectl describe would show "Ready True" with "ContainersNotReady".
@@ -212,18 +195,7 @@ file_in_container_is() { # CONTAINER PATH CONTENT
 }
 
 @test "cluster workloads: the projected service account token passes a TokenReview" {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: token-user, namespace: $TEST_NS}
-	spec:
-	  nodeName: $CLUSTER_NODE_NAME
-	  terminationGracePeriodSeconds: 1
-	  containers:
-	  - name: main
-	    image: localhost/busybox:1.35
-	    command: [sleep, "3600"]
-	YAML
+	bound_pod token-user 1 'sleep 3600'
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" token-user Running
 	ctr=$(kpod_running_container "$TEST_NS" token-user main)
 	[ -n "$ctr" ]
@@ -288,18 +260,7 @@ has_events() { # POD REASON...
 }
 
 @test "cluster workloads: kubectl delete waits out terminationGracePeriodSeconds=5, then the pod is gone" {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: stubborn, namespace: $TEST_NS}
-	spec:
-	  nodeName: $CLUSTER_NODE_NAME
-	  terminationGracePeriodSeconds: 5
-	  containers:
-	  - name: main
-	    image: localhost/busybox:1.35
-	    command: [sleep, "3600"]
-	YAML
+	bound_pod stubborn 5 'sleep 3600'
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" stubborn Running
 	ctr=$(kpod_running_container "$TEST_NS" stubborn main)
 	[ -n "$ctr" ]
@@ -313,4 +274,28 @@ has_events() { # POD REASON...
 	wait_for -t 10 -i 0.5 no_running_container "$TEST_NS" stubborn
 	wait_for -t 60 -i 1 kpod_runtime_empty "$TEST_NS" stubborn
 	wait_for -t 20 -i 1 has_events stubborn Killing
+}
+
+@test "cluster workloads: a deleted pod held by a finalizer shows its terminal status" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: held, namespace: $TEST_NS, finalizers: [example.com/hold]}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 5
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, '$PATIENT']
+	YAML
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" held
+	kubectl delete pod held -n "$TEST_NS" --wait=false
+	# stopped (exit 0 on SIGTERM): the last status the kubelet writes
+	wait_for -t 30 -i 0.5 kpod_phase_is "$TEST_NS" held Succeeded
+	[ "$(kpod_field "$TEST_NS" held '{.status.containerStatuses[0].state.terminated.exitCode}')" = 0 ]
+	[ "$(kpod_field "$TEST_NS" held '{.status.conditions[?(@.type=="Ready")].status}')" = False ]
+	wait_for -t 30 -i 0.5 kpod_runtime_empty "$TEST_NS" held
+	kubectl patch pod held -n "$TEST_NS" --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'
+	wait_for -t 30 -i 0.5 kpod_gone "$TEST_NS" held
 }

@@ -9,11 +9,7 @@ load helpers
 load cluster
 
 setup_file() {
-	cluster_up
-	runtime_up
-	wait_runtime_free
-	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null
-	TEST_NS=e2e-away-$$
+	cluster_file_setup e2e-away
 	MANIFESTS=$BATS_FILE_TMPDIR/manifests
 	FLAG_DIR=$BATS_FILE_TMPDIR/flag
 	mkdir -p "$MANIFESTS" "$FLAG_DIR"
@@ -22,8 +18,7 @@ setup_file() {
 	CKUBELET_PIDFILE=$BATS_FILE_TMPDIR/ckubelet.pid
 	CKUBELET_ROOT=$BATS_FILE_TMPDIR/root
 	CKUBELET_LOG=$BATS_FILE_TMPDIR/ckubelet.log
-	export TEST_NS MANIFESTS FLAG_DIR CKUBELET_PIDFILE CKUBELET_ROOT CKUBELET_LOG
-	create_test_namespace "$TEST_NS"
+	export MANIFESTS FLAG_DIR CKUBELET_PIDFILE CKUBELET_ROOT CKUBELET_LOG
 }
 
 teardown_file() {
@@ -85,18 +80,7 @@ container_exited() { # NS POD CONTAINER
 }
 
 @test "apiserver away for a minute: running pods untouched; status catches up when it returns" {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: steady, namespace: $TEST_NS}
-	spec:
-	  nodeName: $CLUSTER_NODE_NAME
-	  terminationGracePeriodSeconds: 2
-	  containers:
-	  - name: main
-	    image: localhost/busybox:1.35
-	    command: [sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
-	YAML
+	bound_pod steady 2
 	# finishes (exit 0) once the test creates $FLAG_DIR/done
 	static_pod finisher 'until [ -e /flag/done ]; do sleep 0.2; done; exit 0'
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" steady

@@ -218,3 +218,37 @@ cleanup_node() {
 	done
 	true
 }
+
+# cluster_file_setup PREFIX: the start of every cluster suite's setup_file:
+# the control plane and the runtime up, no other agent on the runtime, no
+# stale Node (the suite registers anew), and a new namespace
+# TEST_NS=PREFIX-<pid> (exported).
+cluster_file_setup() {
+	cluster_up
+	runtime_up
+	wait_runtime_free
+	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null
+	TEST_NS=$1-$$
+	export TEST_NS
+	create_test_namespace "$TEST_NS"
+}
+
+# bound_pod NAME [GRACE] [COMMAND]: a busybox pod of TEST_NS bound to the
+# node (no scheduler), with terminationGracePeriodSeconds GRACE (default 5),
+# running the shell COMMAND (default: a loop that exits at once on SIGTERM;
+# `sleep 3600` alone is PID 1 and ignores it).
+bound_pod() {
+	local cmd=${3:-'trap "exit 0" TERM; while :; do sleep 1; done'}
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $1, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: ${2:-5}
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, '$cmd']
+	YAML
+}
