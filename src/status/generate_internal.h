@@ -78,7 +78,6 @@ void status_append_conditions(const struct status_input *in, json_t *conds, cons
  * did not change, else now (status manager updateLastTransitionTime). */
 void status_set_transition_times(json_t *conds, const json_t *old_status, int64_t now_ns);
 
-
 /* A new RFC 3339 (seconds) string for a realtime ns value. */
 json_t *status_time(int64_t ns);
 
