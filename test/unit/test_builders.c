@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_pods.h"
+
 #include "api/decode.h"
 #include "kuberuntime/builders.h"
 #include "util/log.h"
@@ -35,19 +37,6 @@ static struct kuberuntime_options opts(void)
         return o;
 }
 
-static struct pod *pod_yaml(const char *yaml)
-{
-        json_t *j = NULL;
-        struct pod *p = NULL;
-        ck_error_t err = NULL;
-        if (yamljson_parse(yaml, strlen(yaml), &j, &err) < 0)
-                fail_msg("yaml: %s", ck_error_msg(err));
-        if (api_pod_decode(j, &p, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(j);
-        return p;
-}
-
 /* A pod with one container "app" (busybox) and the given extra YAML spliced
  * into the container (cextra) and the spec (sextra), each a block of lines
  * already indented for its place. */
@@ -69,7 +58,7 @@ static struct pod *simple_pod(const char *cextra, const char *sextra)
                          "%s",
                          sextra ? sextra : "", cextra ? cextra : "");
         assert_true(n > 0);
-        struct pod *p = pod_yaml(yaml);
+        struct pod *p = test_pod_yaml(yaml);
         free(yaml);
         return p;
 }
@@ -156,12 +145,13 @@ static char *container_error(const struct pod *p, const struct kv_list *volumes)
 static void test_sandbox_labels_annotations_metadata(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml("apiVersion: v1\nkind: Pod\n"
-                                 "metadata:\n"
-                                 "  name: web\n  namespace: shop\n  uid: 0b0e7c52-uid\n"
-                                 "  labels: {app: web, io.kubernetes.pod.name: spoofed}\n"
-                                 "  annotations: {note: hello, kubernetes.io/config.source: file}\n"
-                                 "spec:\n  containers:\n  - name: app\n    image: busybox\n");
+        struct pod *p =
+            test_pod_yaml("apiVersion: v1\nkind: Pod\n"
+                          "metadata:\n"
+                          "  name: web\n  namespace: shop\n  uid: 0b0e7c52-uid\n"
+                          "  labels: {app: web, io.kubernetes.pod.name: spoofed}\n"
+                          "  annotations: {note: hello, kubernetes.io/config.source: file}\n"
+                          "spec:\n  containers:\n  - name: app\n    image: busybox\n");
         Runtime__V1__PodSandboxConfig *cfg = sandbox(p);
 
         assert_string_equal(cfg->metadata->name, "web");
@@ -217,7 +207,7 @@ static void test_sandbox_hostname(void **state)
                  "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: shop, uid: u1}\n"
                  "spec:\n  containers:\n  - name: app\n    image: busybox\n",
                  long_name);
-        p = pod_yaml(yaml);
+        p = test_pod_yaml(yaml);
         cfg = sandbox(p);
         long_name[62] = '\0';
         assert_string_equal(cfg->hostname, long_name);
@@ -235,21 +225,21 @@ static void test_sandbox_hostname(void **state)
 static void test_sandbox_port_mappings(void **state)
 {
         (void)state;
-        struct pod *p =
-            pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
-                     "spec:\n"
-                     "  initContainers:\n"
-                     "  - name: init\n    image: busybox\n"
-                     "    ports: [{containerPort: 9000, hostPort: 19000}]\n"
-                     "  containers:\n"
-                     "  - name: app\n    image: busybox\n    ports:\n"
-                     "    - {name: http, containerPort: 80}\n"
-                     "    - {name: dns, containerPort: 53, hostPort: 1053, protocol: UDP, hostIP: "
-                     "127.0.0.1}\n"
-                     "    - {containerPort: 8080}\n"
-                     "    - {containerPort: 8080}\n"
-                     "  - name: side\n    image: busybox\n    ports:\n"
-                     "    - {containerPort: 132, hostPort: 1132, protocol: SCTP}\n");
+        struct pod *p = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
+            "spec:\n"
+            "  initContainers:\n"
+            "  - name: init\n    image: busybox\n"
+            "    ports: [{containerPort: 9000, hostPort: 19000}]\n"
+            "  containers:\n"
+            "  - name: app\n    image: busybox\n    ports:\n"
+            "    - {name: http, containerPort: 80}\n"
+            "    - {name: dns, containerPort: 53, hostPort: 1053, protocol: UDP, hostIP: "
+            "127.0.0.1}\n"
+            "    - {containerPort: 8080}\n"
+            "    - {containerPort: 8080}\n"
+            "  - name: side\n    image: busybox\n    ports:\n"
+            "    - {containerPort: 132, hostPort: 1132, protocol: SCTP}\n");
         Runtime__V1__PodSandboxConfig *cfg = sandbox(p);
         /* every app container port, a repeated unnamed one dropped, no init ports */
         assert_int_equal(cfg->n_port_mappings, 4);
@@ -305,18 +295,18 @@ static void test_namespace_options(void **state)
 static void test_sandbox_security_context_and_sysctls(void **state)
 {
         (void)state;
-        struct pod *p =
-            pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
-                     "spec:\n"
-                     "  securityContext:\n"
-                     "    runAsUser: 1000\n    runAsGroup: 3000\n    fsGroup: 2000\n"
-                     "    supplementalGroups: [4000, 5000]\n"
-                     "    sysctls:\n"
-                     "    - {name: net.ipv4.ip_unprivileged_port_start, value: '0'}\n"
-                     "    - {name: kernel.shm_rmid_forced, value: '1'}\n"
-                     "  initContainers:\n"
-                     "  - name: init\n    image: busybox\n    securityContext: {privileged: true}\n"
-                     "  containers:\n  - name: app\n    image: busybox\n");
+        struct pod *p = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
+            "spec:\n"
+            "  securityContext:\n"
+            "    runAsUser: 1000\n    runAsGroup: 3000\n    fsGroup: 2000\n"
+            "    supplementalGroups: [4000, 5000]\n"
+            "    sysctls:\n"
+            "    - {name: net.ipv4.ip_unprivileged_port_start, value: '0'}\n"
+            "    - {name: kernel.shm_rmid_forced, value: '1'}\n"
+            "  initContainers:\n"
+            "  - name: init\n    image: busybox\n    securityContext: {privileged: true}\n"
+            "  containers:\n  - name: app\n    image: busybox\n");
         Runtime__V1__PodSandboxConfig *cfg = sandbox(p);
         const Runtime__V1__LinuxPodSandboxConfig *lc = cfg->linux;
         const Runtime__V1__LinuxSandboxSecurityContext *sc = lc->security_context;
@@ -354,7 +344,7 @@ static void test_sandbox_resources(void **state)
         (void)state;
         /* two containers and a larger init container: requests are the
          * max(sum of app containers, the init container) */
-        struct pod *p = pod_yaml(
+        struct pod *p = test_pod_yaml(
             "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
             "spec:\n"
             "  initContainers:\n"
@@ -422,7 +412,7 @@ static void test_container_labels_and_annotations(void **state)
         pod_unref(p);
 
         /* an httpGet preStop, a deletion grace period, no ports */
-        p = pod_yaml(
+        p = test_pod_yaml(
             "apiVersion: v1\nkind: Pod\n"
             "metadata: {name: web, namespace: shop, uid: u1, deletionGracePeriodSeconds: 7}\n"
             "spec:\n  containers:\n  - name: app\n    image: busybox\n"
@@ -478,7 +468,7 @@ static void test_container_basics(void **state)
 static void test_env_order_field_refs_and_expansion(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml(
+        struct pod *p = test_pod_yaml(
             "apiVersion: v1\nkind: Pod\n"
             "metadata:\n  name: web\n  namespace: shop\n  uid: u-42\n"
             "  labels: {app: web, tier: front}\n  annotations: {build: '7'}\n"
@@ -847,23 +837,24 @@ static void test_oom_score_adj_policy(void **state)
         pod_unref(p);
 
         /* node-critical pods (static + system-node-critical) count as Guaranteed */
-        p = pod_yaml("apiVersion: v1\nkind: Pod\n"
-                     "metadata: {name: etcd, namespace: kube-system, uid: u1, annotations: "
-                     "{kubernetes.io/config.source: file}}\n"
-                     "spec:\n  priorityClassName: system-node-critical\n"
-                     "  containers:\n  - name: app\n    image: busybox\n");
+        p = test_pod_yaml("apiVersion: v1\nkind: Pod\n"
+                          "metadata: {name: etcd, namespace: kube-system, uid: u1, annotations: "
+                          "{kubernetes.io/config.source: file}}\n"
+                          "spec:\n  priorityClassName: system-node-critical\n"
+                          "  containers:\n  - name: app\n    image: busybox\n");
         assert_int_equal(kuberuntime_oom_score_adj(p, &p->containers[0], 4 * GiB), -997);
         pod_unref(p);
 
         /* a sidecar scores no higher than the smallest regular container */
-        p = pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
-                     "spec:\n"
-                     "  initContainers:\n"
-                     "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n"
-                     "    resources: {requests: {memory: 100Mi}}\n"
-                     "  containers:\n"
-                     "  - name: a\n    image: busybox\n    resources: {requests: {memory: 1Gi}}\n"
-                     "  - name: b\n    image: busybox\n    resources: {requests: {memory: 2Gi}}\n");
+        p = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
+            "spec:\n"
+            "  initContainers:\n"
+            "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n"
+            "    resources: {requests: {memory: 100Mi}}\n"
+            "  containers:\n"
+            "  - name: a\n    image: busybox\n    resources: {requests: {memory: 1Gi}}\n"
+            "  - name: b\n    image: busybox\n    resources: {requests: {memory: 2Gi}}\n");
         assert_int_equal(kuberuntime_oom_score_adj(p, &p->init_containers[0], 4 * GiB), 750);
         assert_int_equal(kuberuntime_oom_score_adj(p, &p->containers[1], 4 * GiB), 500);
         pod_unref(p);
@@ -874,7 +865,7 @@ static void test_oom_score_adj_policy(void **state)
 static void test_container_security_context(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml(
+        struct pod *p = test_pod_yaml(
             "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: u1}\n"
             "spec:\n"
             "  securityContext: {runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000, "
@@ -943,16 +934,16 @@ static void test_apparmor_profiles(void **state)
 {
         (void)state;
         struct pod *p =
-            pod_yaml("apiVersion: v1\nkind: Pod\n"
-                     "metadata:\n  name: web\n  namespace: shop\n  uid: u1\n"
-                     "  annotations: {container.apparmor.security.beta.kubernetes.io/a: "
-                     "localhost/k8s-nginx}\n"
-                     "spec:\n  securityContext: {appArmorProfile: {type: RuntimeDefault}}\n"
-                     "  containers:\n"
-                     "  - {name: a, image: busybox}\n"
-                     "  - {name: b, image: busybox}\n"
-                     "  - name: c\n    image: busybox\n"
-                     "    securityContext: {appArmorProfile: {type: Unconfined}}\n");
+            test_pod_yaml("apiVersion: v1\nkind: Pod\n"
+                          "metadata:\n  name: web\n  namespace: shop\n  uid: u1\n"
+                          "  annotations: {container.apparmor.security.beta.kubernetes.io/a: "
+                          "localhost/k8s-nginx}\n"
+                          "spec:\n  securityContext: {appArmorProfile: {type: RuntimeDefault}}\n"
+                          "  containers:\n"
+                          "  - {name: a, image: busybox}\n"
+                          "  - {name: b, image: busybox}\n"
+                          "  - name: c\n    image: busybox\n"
+                          "    securityContext: {appArmorProfile: {type: Unconfined}}\n");
         Runtime__V1__ContainerConfig *cfg = container_cfg(p, 0, NULL, NULL);
         const Runtime__V1__SecurityProfile *aa = cfg->linux->security_context->apparmor;
         assert_int_equal(aa->profile_type, RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Localhost);

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_pods.h"
+
 #include "api/decode.h"
 #include "kuberuntime/builders.h"
 #include "util/cleanup.h"
@@ -70,15 +72,7 @@ static struct pod *pod_with_container(const char *cextra)
                                             "    image: localhost/busybox:1.35\n"
                                             "%s",
                                             cextra);
-        json_t *j = NULL;
-        struct pod *p = NULL;
-        ck_error_t err = NULL;
-        if (yamljson_parse(yaml, strlen(yaml), &j, &err) < 0)
-                fail_msg("yaml: %s", ck_error_msg(err));
-        if (api_pod_decode(j, &p, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(j);
-        return p;
+        return test_pod_yaml(yaml);
 }
 
 /* The container config, or NULL with the error message in *msg. */

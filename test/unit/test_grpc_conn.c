@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "util/fsutil.h"
+
 #include "cri/grpc.h"
 #include "fake_grpc_server.h"
 
@@ -89,13 +91,6 @@ static int teardown(void **state)
         return 0;
 }
 
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A call with payload `msg` that must succeed and echo it. */
 static void call_ok(struct fixture *f, const char *msg)
 {
@@ -155,11 +150,11 @@ static void test_large_messages_in_many_frames(void **state)
         uint8_t *resp = NULL;
         size_t len = 0;
         ck_error_t err = NULL;
-        int64_t start = mono_ms();
+        int64_t start = fs_now_mono_ms();
         if (grpc_unary(f->conn, "/runtime.v1.RuntimeService/ListContainers", NULL, 0, 20000, &resp,
                        &len, &err) < 0)
                 fail_msg("call failed: %s", ck_error_msg(err));
-        int64_t took = mono_ms() - start;
+        int64_t took = fs_now_mono_ms() - start;
         assert_int_equal(len, n);
         for (size_t i = 0; i < n; i += 4093)
                 assert_int_equal(resp[i], (uint8_t)i);
@@ -225,10 +220,10 @@ static void test_compressed_and_oversized_messages_are_rejected(void **state)
 {
         struct fixture *f = *state;
         f->plan.compressed = true;
-        int64_t start = mono_ms();
+        int64_t start = fs_now_mono_ms();
         ck_error_t err = call_fail(f, 5000);
         /* rejected as soon as the prefix arrives, not at the deadline */
-        assert_true(mono_ms() - start < 2500);
+        assert_true(fs_now_mono_ms() - start < 2500);
         assert_int_equal(err->code, GRPC_INTERNAL);
         assert_non_null(strstr(err->msg, "compressed"));
         ck_error_release(&err);
@@ -247,9 +242,9 @@ static void test_silent_server_hits_the_deadline(void **state)
 {
         struct fixture *f = *state;
         atomic_store(&f->plan.kind, FAKE_REPLY_NONE);
-        int64_t start = mono_ms();
+        int64_t start = fs_now_mono_ms();
         ck_error_t err = call_fail(f, 300);
-        int64_t took = mono_ms() - start;
+        int64_t took = fs_now_mono_ms() - start;
         assert_int_equal(err->code, GRPC_DEADLINE_EXCEEDED);
         assert_non_null(strstr(err->msg, "rpc error 4: "));
         ck_error_release(&err);

@@ -10,6 +10,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_pods.h"
+
 #include "fake_grpc_server.h"
 
 #include "api/decode.h"
@@ -26,13 +28,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the fake handler runner ---- */
 
@@ -71,7 +66,7 @@ enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *p
                 snprintf(k->pod_ip, sizeof(k->pod_ip), "%s", pod_ip ? pod_ip : "");
                 k->kind = h->kind;
                 k->timeout_ms = timeout_ms;
-                k->at_ms = now_ms();
+                k->at_ms = fs_now_mono_ms();
                 if (c->n_ports > 0) {
                         snprintf(k->port_name, sizeof(k->port_name), "%s",
                                  c->ports[0].name ? c->ports[0].name : "");
@@ -141,14 +136,14 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                         struct stop_call *c = &rt->stops[rt->n_stops++];
                         snprintf(c->id, sizeof(c->id), "%s", in->container_id);
                         c->timeout = in->timeout;
-                        c->at_ms = now_ms();
+                        c->at_ms = fs_now_mono_ms();
                 }
                 runtime__v1__stop_container_request__free_unpacked(in, NULL);
                 Runtime__V1__StopContainerResponse out = RUNTIME__V1__STOP_CONTAINER_RESPONSE__INIT;
                 pack_reply(reply, &out.base);
         } else if (METHOD(req->path, "RuntimeService/StopPodSandbox")) {
                 rt->sandbox_stops++;
-                rt->sandbox_stop_at_ms = now_ms();
+                rt->sandbox_stop_at_ms = fs_now_mono_ms();
                 Runtime__V1__StopPodSandboxResponse out =
                     RUNTIME__V1__STOP_POD_SANDBOX_RESPONSE__INIT;
                 pack_reply(reply, &out.base);
@@ -329,19 +324,6 @@ static int teardown(void **state)
         return 0;
 }
 
-static struct pod *pod_yaml(const char *yaml)
-{
-        json_t *j = NULL;
-        struct pod *p = NULL;
-        ck_error_t err = NULL;
-        if (yamljson_parse(yaml, strlen(yaml), &j, &err) < 0)
-                fail_msg("yaml: %s", ck_error_msg(err));
-        if (api_pod_decode(j, &p, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(j);
-        return p;
-}
-
 /* A pod: init containers "setup" (regular), "side-a", "side-b" (sidecars),
  * app containers "app" and "web". */
 static const char sidecar_pod[] = "apiVersion: v1\n"
@@ -426,7 +408,7 @@ static void order_groups(const bool *waits, const char *const *names, size_t n, 
 static void test_order_sidecars_last_in_reverse(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         const char *names[] = {"side-a", "app", "setup", "side-b", "web"};
         bool *w = kuberuntime__termination_order(p, names, 5);
         assert_non_null(w);
@@ -448,7 +430,7 @@ static void test_order_sidecars_last_in_reverse(void **state)
 static void test_order_only_running_containers_count(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         /* the app containers have exited (restartPolicy Never, done): the
          * sidecars still stop in reverse order */
         const char *names[] = {"side-a", "side-b"};
@@ -470,14 +452,14 @@ static void test_order_only_running_containers_count(void **state)
 static void test_order_none_without_sidecars(void **state)
 {
         (void)state;
-        struct pod *p = pod_yaml("apiVersion: v1\n"
-                                 "kind: Pod\n"
-                                 "metadata: {name: web, namespace: shop, uid: uid-1}\n"
-                                 "spec:\n"
-                                 "  initContainers:\n"
-                                 "  - {name: setup, image: localhost/busybox:1.35}\n"
-                                 "  containers:\n"
-                                 "  - {name: app, image: localhost/busybox:1.35}\n");
+        struct pod *p = test_pod_yaml("apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                      "spec:\n"
+                                      "  initContainers:\n"
+                                      "  - {name: setup, image: localhost/busybox:1.35}\n"
+                                      "  containers:\n"
+                                      "  - {name: app, image: localhost/busybox:1.35}\n");
         const char *names[] = {"app", "setup"};
         assert_null(kuberuntime__termination_order(p, names, 2));
         /* an orphan (no spec): no order */
@@ -490,16 +472,16 @@ static void test_order_none_without_sidecars(void **state)
 static void test_pre_stop_within_grace(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         hooks.slow_container = "app";
         hooks.slow_ms = 300;
         struct kuberuntime_hook *pending = (void *)1;
-        int64_t t0 = now_ms();
+        int64_t t0 = fs_now_mono_ms();
         int64_t spent = kuberuntime__run_pre_stop(f->kr, p, &p->containers[0], "id-app",
                                                   "10.88.0.9", 10, &pending);
         assert_null(pending);
         assert_true(spent >= 300 && spent < 2000);
-        assert_true(now_ms() - t0 < 2000);
+        assert_true(fs_now_mono_ms() - t0 < 2000);
         const struct hook_call *k = hook_call_of("app");
         assert_non_null(k);
         assert_int_equal(k->kind, HANDLER_HTTP_GET);
@@ -512,7 +494,7 @@ static void test_pre_stop_within_grace(void **state)
 static void test_pre_stop_past_grace_stops_waiting(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         hooks.slow_container = "app";
         hooks.slow_ms = 2500;
         struct kuberuntime_hook *pending = NULL;
@@ -529,16 +511,16 @@ static void test_pre_stop_past_grace_stops_waiting(void **state)
 static void test_pre_stop_sleep_bounded_by_grace(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml("apiVersion: v1\n"
-                                 "kind: Pod\n"
-                                 "metadata: {name: web, namespace: shop, uid: uid-1}\n"
-                                 "spec:\n"
-                                 "  terminationGracePeriodSeconds: 120\n"
-                                 "  containers:\n"
-                                 "  - name: app\n"
-                                 "    image: localhost/busybox:1.35\n"
-                                 "    lifecycle:\n"
-                                 "      preStop: {sleep: {seconds: 60}}\n");
+        struct pod *p = test_pod_yaml("apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                      "spec:\n"
+                                      "  terminationGracePeriodSeconds: 120\n"
+                                      "  containers:\n"
+                                      "  - name: app\n"
+                                      "    image: localhost/busybox:1.35\n"
+                                      "    lifecycle:\n"
+                                      "      preStop: {sleep: {seconds: 60}}\n");
         struct kuberuntime_hook *pending = NULL;
         int64_t spent =
             kuberuntime__run_pre_stop(f->kr, p, &p->containers[0], "id-app", NULL, 1, &pending);
@@ -592,13 +574,13 @@ static const struct stop_call *stop_of(struct runtime *rt, const char *id, size_
 static void test_kill_pod_sidecars_after_apps(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         const char *names[] = {"side-a", "side-b", "app", "web"};
         struct runtime_pod_status *st = running_status(names, 4);
         hooks.slow_container = "app";
         hooks.slow_ms = 1200;
         ck_error_t err = NULL;
-        int64_t t0 = now_ms();
+        int64_t t0 = fs_now_mono_ms();
         if (kuberuntime_kill_pod(f->kr, f->cri, p, st, -1, &err) < 0)
                 fail_msg("kill: %s", ck_error_msg(err));
 
@@ -638,22 +620,22 @@ static void test_kill_pod_sidecars_after_apps(void **state)
 static void test_kill_pod_hook_past_grace_gets_minimum(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml("apiVersion: v1\n"
-                                 "kind: Pod\n"
-                                 "metadata: {name: web, namespace: shop, uid: uid-1}\n"
-                                 "spec:\n"
-                                 "  terminationGracePeriodSeconds: 1\n"
-                                 "  containers:\n"
-                                 "  - name: app\n"
-                                 "    image: localhost/busybox:1.35\n"
-                                 "    lifecycle:\n"
-                                 "      preStop: {httpGet: {path: /slow, port: 8080}}\n");
+        struct pod *p = test_pod_yaml("apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                      "spec:\n"
+                                      "  terminationGracePeriodSeconds: 1\n"
+                                      "  containers:\n"
+                                      "  - name: app\n"
+                                      "    image: localhost/busybox:1.35\n"
+                                      "    lifecycle:\n"
+                                      "      preStop: {httpGet: {path: /slow, port: 8080}}\n");
         const char *names[] = {"app"};
         struct runtime_pod_status *st = running_status(names, 1);
         hooks.slow_container = "app";
         hooks.slow_ms = 2500;
         ck_error_t err = NULL;
-        int64_t t0 = now_ms();
+        int64_t t0 = fs_now_mono_ms();
         if (kuberuntime_kill_pod(f->kr, f->cri, p, st, -1, &err) < 0)
                 fail_msg("kill: %s", ck_error_msg(err));
         const struct stop_call *app = stop_of(&f->rt, "id-app", NULL);
@@ -667,7 +649,7 @@ static void test_kill_pod_hook_past_grace_gets_minimum(void **state)
 static void test_kill_pod_override_without_time_skips_hook(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(sidecar_pod);
+        struct pod *p = test_pod_yaml(sidecar_pod);
         const char *names[] = {"app"};
         struct runtime_pod_status *st = running_status(names, 1);
         ck_error_t err = NULL;
@@ -730,7 +712,7 @@ static const char post_start_pod[] = "apiVersion: v1\n"
 static void test_post_start_failure_kills_and_waits(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(post_start_pod);
+        struct pod *p = test_pod_yaml(post_start_pod);
         f->rt.exec_exit_code = 3;
         f->rt.exec_stdout = "oops\n";
         f->rt.exec_stderr = "bad \"x\"";
@@ -762,7 +744,7 @@ static void test_post_start_failure_kills_and_waits(void **state)
 static void test_post_start_success_keeps_running(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml(post_start_pod);
+        struct pod *p = test_pod_yaml(post_start_pod);
         struct kuberuntime_sync_result result = {0};
         struct kuberuntime_pod_context ctx = {.cgroup_parent = ""};
         ck_error_t err = NULL;
@@ -779,15 +761,15 @@ static void test_post_start_success_keeps_running(void **state)
 static void test_post_start_http_failure_message(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml("apiVersion: v1\n"
-                                 "kind: Pod\n"
-                                 "metadata: {name: web, namespace: shop, uid: uid-1}\n"
-                                 "spec:\n"
-                                 "  containers:\n"
-                                 "  - name: app\n"
-                                 "    image: localhost/busybox:1.35\n"
-                                 "    lifecycle:\n"
-                                 "      postStart: {httpGet: {path: /hi, port: 8080}}\n");
+        struct pod *p = test_pod_yaml("apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                      "spec:\n"
+                                      "  containers:\n"
+                                      "  - name: app\n"
+                                      "    image: localhost/busybox:1.35\n"
+                                      "    lifecycle:\n"
+                                      "      postStart: {httpGet: {path: /hi, port: 8080}}\n");
         hooks.failing_container = "app";
         char *msg = NULL;
         assert_int_equal(kuberuntime__run_post_start(f->kr, f->cri, p, &p->containers[0], "id-1",
@@ -806,15 +788,15 @@ static void test_post_start_http_failure_message(void **state)
 static void test_post_start_tcp_socket_fails(void **state)
 {
         struct fixture *f = *state;
-        struct pod *p = pod_yaml("apiVersion: v1\n"
-                                 "kind: Pod\n"
-                                 "metadata: {name: web, namespace: shop, uid: uid-1}\n"
-                                 "spec:\n"
-                                 "  containers:\n"
-                                 "  - name: app\n"
-                                 "    image: localhost/busybox:1.35\n"
-                                 "    lifecycle:\n"
-                                 "      postStart: {tcpSocket: {port: 80}}\n");
+        struct pod *p = test_pod_yaml("apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                      "spec:\n"
+                                      "  containers:\n"
+                                      "  - name: app\n"
+                                      "    image: localhost/busybox:1.35\n"
+                                      "    lifecycle:\n"
+                                      "      postStart: {tcpSocket: {port: 80}}\n");
         char *msg = NULL;
         /* the API keeps tcpSocket for compatibility; it fails at run time */
         assert_int_equal(kuberuntime__run_post_start(f->kr, f->cri, p, &p->containers[0], "id-1",
@@ -858,7 +840,7 @@ static void test_stop_signal_in_container_config(void **state)
                          "%s%s%s",
                          cases[i].signal ? "    lifecycle: {stopSignal: " : "",
                          cases[i].signal ? cases[i].signal : "", cases[i].signal ? "}\n" : "");
-                struct pod *p = pod_yaml(yaml);
+                struct pod *p = test_pod_yaml(yaml);
                 Runtime__V1__ContainerConfig *cfg = NULL;
                 ck_error_t err = NULL;
                 if (kuberuntime_container_config(&o, p, &p->containers[0], 0, NULL, NULL, &cfg,

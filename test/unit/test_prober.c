@@ -8,6 +8,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_pods.h"
+#include "util/fsutil.h"
+
 #include "api/decode.h"
 #include "cri/cri.h"
 #include "cri/grpc.h"
@@ -20,38 +23,11 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A pod from JSON text with printf arguments, through the real decoder. */
-static struct pod *make_pod(const char *fmt, ...)
-{
-        char text[4096];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        json_error_t jerr;
-        json_t *obj = json_loads(text, 0, &jerr);
-        if (obj == NULL)
-                fail_msg("bad JSON: %s: %s", jerr.text, text);
-        struct pod *pod = NULL;
-        ck_error_t err = NULL;
-        if (api_pod_decode(obj, &pod, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(obj);
-        return pod;
-}
-
 /* A pod whose container "c" has a port named "http" and a readiness probe
  * with the given handler JSON. */
 static struct pod *pod_with_handler(int named_port, const char *handler_json)
 {
-        return make_pod(
+        return test_pod_json(
             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
             "\"namespace\":\"default\",\"uid\":\"uid-1\"},\"spec\":{\"containers\":[{"
             "\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"GREETING\","
@@ -230,9 +206,9 @@ static void test_http_slow_server_fails_within_the_timeout(void **state)
         struct hs_route *r = hs_route(f->srv, "/slow", 200);
         atomic_store(&r->delay_ms, 3000);
         char *msg = NULL;
-        int64_t start = mono_ms();
+        int64_t start = fs_now_mono_ms();
         assert_int_equal(http_probe(f, "/slow", 500, &msg), PROBE_RESULT_FAILURE);
-        int64_t took = mono_ms() - start;
+        int64_t took = fs_now_mono_ms() - start;
         assert_true(took >= 450 && took < 1500);
         assert_non_null(strstr(msg, "Client.Timeout exceeded"));
         free(msg);
@@ -289,7 +265,7 @@ static void test_http_lifecycle_hook_succeeds_on_any_response(void **state)
 {
         struct http_fixture *f = *state;
         hs_route(f->srv, "/broken", 500);
-        struct pod *pod = make_pod(
+        struct pod *pod = test_pod_json(
             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
             "\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"b\","
             "\"lifecycle\":{\"postStart\":{\"httpGet\":{\"path\":\"/broken\",\"port\":%d}},"
@@ -560,17 +536,17 @@ static void test_exec_through_cri(void **state)
 static void test_sleep_handler(void **state)
 {
         (void)state;
-        struct pod *pod =
-            make_pod("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
-                     "\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"b\","
-                     "\"lifecycle\":{\"preStop\":{\"sleep\":{\"seconds\":1}}}}]}}");
+        struct pod *pod = test_pod_json(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
+            "\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"b\","
+            "\"lifecycle\":{\"preStop\":{\"sleep\":{\"seconds\":1}}}}]}}");
         const struct container *c = &pod->containers[0];
         assert_non_null(c->pre_stop);
         char *msg = NULL;
-        int64_t start = mono_ms();
+        int64_t start = fs_now_mono_ms();
         assert_int_equal(prober_run_handler(NULL, pod, c, "cid", NULL, c->pre_stop, 1000, &msg),
                          PROBE_RESULT_SUCCESS);
-        assert_true(mono_ms() - start >= 990);
+        assert_true(fs_now_mono_ms() - start >= 990);
         free(msg);
         pod_unref(pod);
 }

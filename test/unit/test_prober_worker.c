@@ -10,6 +10,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_pods.h"
+#include "util/fsutil.h"
+
 #include "api/decode.h"
 #include "prober/prober.h"
 
@@ -19,42 +22,9 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t real_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void sleep_ms(int ms)
 {
         poll(NULL, 0, ms);
-}
-
-static struct pod *make_pod(const char *fmt, ...)
-{
-        char text[4096];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        json_error_t jerr;
-        json_t *obj = json_loads(text, 0, &jerr);
-        if (obj == NULL)
-                fail_msg("bad JSON: %s: %s", jerr.text, text);
-        struct pod *pod = NULL;
-        ck_error_t err = NULL;
-        if (api_pod_decode(obj, &pod, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(obj);
-        return pod;
 }
 
 /* "<type>Probe": an httpGet of path on the test server, period 1 s. */
@@ -73,10 +43,11 @@ static char *http_probe(const char *type, const char *path, int port, const char
  * given probe members (comma separated JSON members). */
 static struct pod *pod_with_probes(const char *probes, bool deleting)
 {
-        return make_pod("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
-                        "\"namespace\":\"default\",\"uid\":\"uid-1\"%s},\"spec\":{\"containers\":[{"
-                        "\"name\":\"c\",\"image\":\"busybox\",%s}]}}",
-                        deleting ? ",\"deletionTimestamp\":\"2030-01-01T00:00:00Z\"" : "", probes);
+        return test_pod_json(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
+            "\"namespace\":\"default\",\"uid\":\"uid-1\"%s},\"spec\":{\"containers\":[{"
+            "\"name\":\"c\",\"image\":\"busybox\",%s}]}}",
+            deleting ? ",\"deletionTimestamp\":\"2030-01-01T00:00:00Z\"" : "", probes);
 }
 
 /* The runtime's view: container "c" with this id and state. */
@@ -152,16 +123,16 @@ static struct change change_at(struct recorder *r, int i)
 /* Waits up to timeout_ms for n changes. */
 static bool wait_changes(struct recorder *r, int n, int timeout_ms)
 {
-        int64_t end = mono_ms() + timeout_ms;
-        while (n_changes(r) < n && mono_ms() < end)
+        int64_t end = fs_now_mono_ms() + timeout_ms;
+        while (n_changes(r) < n && fs_now_mono_ms() < end)
                 sleep_ms(10);
         return n_changes(r) >= n;
 }
 
 static bool wait_hits(struct http_server *s, const char *path, int n, int timeout_ms)
 {
-        int64_t end = mono_ms() + timeout_ms;
-        while (hs_hits(s, path) < n && mono_ms() < end)
+        int64_t end = fs_now_mono_ms() + timeout_ms;
+        while (hs_hits(s, path) < n && fs_now_mono_ms() < end)
                 sleep_ms(10);
         return hs_hits(s, path) >= n;
 }
@@ -232,7 +203,8 @@ static void test_readiness_thresholds_and_changes(void **state)
                                  "\"successThreshold\":2,\"failureThreshold\":2");
         struct pod *pod = pod_with_probes(probe, false);
         free(probe);
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         /* not ready until probed */
         assert_result(f->p, false, "false");
         assert_null(prober_liveness_failures(f->p, "uid-1"));
@@ -276,7 +248,8 @@ static void test_startup_gates_liveness_and_readiness(void **state)
         free(l);
         free(r);
         struct pod *pod = pod_with_probes(probes, false);
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_result(f->p, true, "false");
 
         /* the startup probe runs, the others wait */
@@ -287,7 +260,8 @@ static void test_startup_gates_liveness_and_readiness(void **state)
         assert_result(f->p, false, "false");
         assert_int_equal(n_changes(&f->rec), 0);
         /* a sync in between changes nothing */
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
 
         /* started: liveness and readiness begin, startup stops */
         hs_route(f->srv, "/startup", 200);
@@ -316,7 +290,8 @@ static void test_liveness_failure_until_a_new_container(void **state)
         char *probe = http_probe("liveness", "/live", f->srv->port, "\"failureThreshold\":1");
         struct pod *pod = pod_with_probes(probe, false);
         free(probe);
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_true(wait_changes(&f->rec, 1, 3000));
         struct change c = change_at(&f->rec, 0);
         assert_int_equal(c.type, PROBE_LIVENESS);
@@ -331,7 +306,8 @@ static void test_liveness_failure_until_a_new_container(void **state)
         /* on hold: no more probes of this container; a sync of the same
          * container keeps the verdict */
         int hits = hs_hits(f->srv, "/live");
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         sleep_ms(1300);
         assert_int_equal(hs_hits(f->srv, "/live"), hits);
         names = prober_liveness_failures(f->p, "uid-1");
@@ -341,7 +317,8 @@ static void test_liveness_failure_until_a_new_container(void **state)
 
         /* the restarted container: forgotten, probed afresh */
         hs_route(f->srv, "/live", 200);
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_null(prober_liveness_failures(f->p, "uid-1"));
         assert_true(wait_hits(f->srv, "/live", hits + 2, 3000));
         assert_int_equal(n_changes(&f->rec), 1); /* liveness starts as success */
@@ -355,20 +332,21 @@ static void test_initial_delay_counts_from_the_container_start(void **state)
         char *probe = http_probe("readiness", "/ready", f->srv->port, "\"initialDelaySeconds\":2");
         struct pod *pod = pod_with_probes(probe, false);
         free(probe);
-        int64_t start = mono_ms();
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        int64_t start = fs_now_mono_ms();
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_true(wait_hits(f->srv, "/ready", 1, 4000));
-        int64_t took = mono_ms() - start;
+        int64_t took = fs_now_mono_ms() - start;
         assert_true(took >= 1900 && took < 3000);
 
         /* a container that started long ago is probed at once */
         prober_update_pod(
             f->p, pod,
-            runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, real_ns() - 60LL * 1000000000));
+            runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, fs_now_real_ns() - 60LL * 1000000000));
         int hits = hs_hits(f->srv, "/ready");
-        start = mono_ms();
+        start = fs_now_mono_ms();
         assert_true(wait_hits(f->srv, "/ready", hits + 1, 2000));
-        assert_true(mono_ms() - start < 500);
+        assert_true(fs_now_mono_ms() - start < 500);
         pod_unref(pod);
 }
 
@@ -379,12 +357,14 @@ static void test_stopped_container_and_removed_pod(void **state)
         char *probe = http_probe("readiness", "/ready", f->srv->port, NULL);
         struct pod *pod = pod_with_probes(probe, false);
         free(probe);
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_true(wait_changes(&f->rec, 1, 3000));
         assert_result(f->p, false, "true");
 
         /* exited: no readiness result, no more probes */
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_EXITED, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_EXITED, fs_now_real_ns()));
         assert_result(f->p, false, NULL);
         int hits = hs_hits(f->srv, "/ready");
         sleep_ms(1300);
@@ -394,7 +374,8 @@ static void test_stopped_container_and_removed_pod(void **state)
         assert_int_equal(hs_hits(f->srv, "/ready"), hits);
 
         /* running again: a fresh worker, not ready until probed */
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c2", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_result(f->p, false, "false");
         assert_true(wait_hits(f->srv, "/ready", hits + 1, 2000));
 
@@ -417,18 +398,20 @@ static void test_deleted_pod_is_not_restarted_and_updates_never_block(void **sta
                                  "\"failureThreshold\":1,\"timeoutSeconds\":5");
         struct pod *pod = pod_with_probes(probe, false);
         /* an update never waits for a probe in flight */
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
         assert_true(wait_hits(f->srv, "/live", 1, 2000));
-        int64_t start = mono_ms();
-        prober_update_pod(f->p, pod, runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
-        assert_true(mono_ms() - start < 100);
+        int64_t start = fs_now_mono_ms();
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
+        assert_true(fs_now_mono_ms() - start < 100);
 
         /* the pod is being deleted: liveness turns quiet, no restart */
         struct pod *deleting = pod_with_probes(probe, true);
         free(probe);
         prober_update_pod(f->p, deleting,
-                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, real_ns()));
-        assert_true(mono_ms() - start < 100);
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
+        assert_true(fs_now_mono_ms() - start < 100);
         sleep_ms(3500); /* the slow failure lands on a worker on hold */
         assert_null(prober_liveness_failures(f->p, "uid-1"));
         assert_int_equal(hs_hits(f->srv, "/live"), 1);
