@@ -70,11 +70,13 @@ static int normalize_server(const char *server, bool tls, const char *where, cha
         else
                 return ck_error_make(err, 0, "%s.server: unsupported scheme in `%s`", where,
                                      server);
+        /* The scheme is always there by now; trailing slashes go, the
+         * scheme's own never do ("https://" has no host). */
+        size_t host = (size_t)(strstr(url, "://") - url) + 3;
         size_t n = strlen(url);
-        while (n > 0 && url[n - 1] == '/')
+        while (n > host && url[n - 1] == '/')
                 url[--n] = '\0';
-        const char *host = strstr(url, "://") + 3;
-        if (*host == '\0' || *host == '/') {
+        if (url[host] == '\0' || url[host] == '/') {
                 free(url);
                 return ck_error_make(err, 0, "%s.server: no host in `%s`", where, server);
         }

@@ -269,6 +269,12 @@ static void test_missing_and_wrong_fields(void **state)
             {"clusters: [{name: c, cluster: {server: \"https:///x\"}}]\n"
              "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
              "kubeconfig `k`: clusters[0].cluster.server: no host in `https:///x`"},
+            {"clusters: [{name: c, cluster: {server: \"https://\"}}]\n"
+             "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
+             "kubeconfig `k`: clusters[0].cluster.server: no host in `https://`"},
+            {"clusters: [{name: c, cluster: {server: \"http:////\"}}]\n"
+             "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
+             "kubeconfig `k`: clusters[0].cluster.server: no host in `http:////`"},
             {"clusters: [{name: c, cluster: {server: https://h, insecure-skip-tls-verify: "
              "\"yes\"}}]\ncontexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
              "kubeconfig `k`: clusters[0].cluster.insecure-skip-tls-verify: must be a boolean"},
