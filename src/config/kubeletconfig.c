@@ -171,6 +171,15 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
+        cfg->cert_dir = xstrdup(KCFG_DEFAULT_CERT_DIR);
+        cfg->enable_server = true;
+        /* the command line's legacy defaults (applyLegacyDefaults) */
+        cfg->anonymous_auth = true;
+        cfg->authn_webhook = false;
+        cfg->authn_webhook_cache_ttl_ms = KCFG_DEFAULT_AUTHN_CACHE_TTL_MS;
+        cfg->authorization_mode = xstrdup("AlwaysAllow");
+        cfg->authz_cache_authorized_ttl_ms = KCFG_DEFAULT_AUTHZ_ALLOWED_TTL_MS;
+        cfg->authz_cache_unauthorized_ttl_ms = KCFG_DEFAULT_AUTHZ_DENIED_TTL_MS;
 }
 
 /* The strings struct kubelet_config owns, for release and copy. */
@@ -193,6 +202,12 @@ static const size_t owned_strings[] = {
     STR(cgroup_driver),
     STR(pod_logs_dir),
     STR(pod_infra_container_image),
+    STR(cert_dir),
+    STR(tls_cert_file),
+    STR(tls_private_key_file),
+    STR(client_ca_file),
+    STR(tls_min_version),
+    STR(authorization_mode),
 };
 #undef STR
 
@@ -211,6 +226,7 @@ void kubelet_config_release(struct kubelet_config *cfg)
                 *s = NULL;
         }
         kcfg_strv_free(&cfg->cluster_dns);
+        kcfg_strv_free(&cfg->tls_cipher_suites);
         kcfg_kv_clear(&cfg->node_labels);
         kcfg_kv_clear(&cfg->system_reserved);
         kcfg_kv_clear(&cfg->kube_reserved);
@@ -224,6 +240,7 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
                 *s = xstrdup(*s);
         }
         dst->cluster_dns = kcfg_strv_dup(src->cluster_dns);
+        dst->tls_cipher_suites = kcfg_strv_dup(src->tls_cipher_suites);
         memset(&dst->node_labels, 0, sizeof(dst->node_labels));
         memset(&dst->system_reserved, 0, sizeof(dst->system_reserved));
         memset(&dst->kube_reserved, 0, sizeof(dst->kube_reserved));

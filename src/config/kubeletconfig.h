@@ -30,6 +30,7 @@ struct kubelet_config {
         bool register_node;               /* --register-node, default true */
         struct kv_list node_labels;       /* --node-labels k=v,... */
         char *node_ip;                    /* --node-ip */
+        char *cert_dir;                   /* --cert-dir, default /var/lib/kubelet/pki */
         int verbosity;                    /* -v / --v */
 
         /* KubeletConfiguration fields (flag name / field name) */
@@ -60,6 +61,23 @@ struct kubelet_config {
         struct kv_list system_reserved; /* --system-reserved / systemReserved: cpu=, memory= */
         struct kv_list kube_reserved;   /* --kube-reserved / kubeReserved */
         bool fail_swap_on;              /* --fail-swap-on / failSwapOn, true */
+
+        /* The secure port.  The authentication/authorization defaults are the
+         * command line's (anonymous, no webhook, AlwaysAllow); a --config
+         * file starts from v1beta1's (no anonymous, webhook, Webhook), as
+         * upstream's applyLegacyDefaults makes it. */
+        bool enable_server;         /* --enable-server / enableServer, true */
+        char *tls_cert_file;        /* --tls-cert-file / tlsCertFile */
+        char *tls_private_key_file; /* --tls-private-key-file / tlsPrivateKeyFile */
+        char *tls_min_version;      /* --tls-min-version / tlsMinVersion: VersionTLS12... */
+        char **tls_cipher_suites;   /* --tls-cipher-suites / tlsCipherSuites (Go names) */
+        char *client_ca_file;       /* --client-ca-file / authentication.x509.clientCAFile */
+        bool anonymous_auth;        /* --anonymous-auth / authentication.anonymous.enabled */
+        bool authn_webhook;         /* --authentication-token-webhook / ...webhook.enabled */
+        int64_t authn_webhook_cache_ttl_ms;      /* authentication.webhook.cacheTTL, 2m */
+        char *authorization_mode;                /* --authorization-mode: AlwaysAllow | Webhook */
+        int64_t authz_cache_authorized_ttl_ms;   /* ...webhook.cacheAuthorizedTTL, 5m */
+        int64_t authz_cache_unauthorized_ttl_ms; /* ...webhook.cacheUnauthorizedTTL, 30s */
 };
 
 /* Fills cfg with the upstream defaults. */

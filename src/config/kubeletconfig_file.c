@@ -95,6 +95,22 @@ static const struct field_def fields[] = {
     F("containerRuntimeEndpoint", FT_STRING, container_runtime_endpoint,
       KCFG_DEFAULT_RUNTIME_ENDPOINT, 0),
     F("imageServiceEndpoint", FT_STRING, image_service_endpoint, NULL, 0),
+    F("enableServer", FT_BOOL, enable_server, NULL, 0),
+    F("tlsCertFile", FT_PATH, tls_cert_file, NULL, 0),
+    F("tlsPrivateKeyFile", FT_PATH, tls_private_key_file, NULL, 0),
+    F("tlsMinVersion", FT_STRING, tls_min_version, NULL, 0),
+    F("tlsCipherSuites", FT_STRINGS, tls_cipher_suites, NULL, 0),
+    /* authentication and authorization: nested, see decode_auth_section */
+    F("authentication.x509.clientCAFile", FT_PATH, client_ca_file, NULL, 0),
+    F("authentication.anonymous.enabled", FT_BOOL, anonymous_auth, NULL, 0),
+    F("authentication.webhook.enabled", FT_BOOL, authn_webhook, NULL, 0),
+    F("authentication.webhook.cacheTTL", FT_DURATION, authn_webhook_cache_ttl_ms, NULL,
+      KCFG_DEFAULT_AUTHN_CACHE_TTL_MS),
+    F("authorization.mode", FT_STRING, authorization_mode, "Webhook", 0),
+    F("authorization.webhook.cacheAuthorizedTTL", FT_DURATION, authz_cache_authorized_ttl_ms, NULL,
+      KCFG_DEFAULT_AUTHZ_ALLOWED_TTL_MS),
+    F("authorization.webhook.cacheUnauthorizedTTL", FT_DURATION, authz_cache_unauthorized_ttl_ms,
+      NULL, KCFG_DEFAULT_AUTHZ_DENIED_TTL_MS),
 };
 
 #undef F
@@ -249,6 +265,50 @@ static int decode_logging(struct decoder *d, json_t *v, ck_error_t *err)
         return 0;
 }
 
+static const struct field_def *find_field(const char *name)
+{
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+                if (strcmp(fields[i].name, name) == 0)
+                        return &fields[i];
+        return NULL;
+}
+
+/* authentication / authorization: objects of objects whose leaves are the
+ * dotted names in fields[]; an unknown member anywhere is a strict decoding
+ * error naming its whole path. */
+static int decode_nested(struct decoder *d, const char *path, json_t *v, ck_error_t *err)
+{
+        if (!json_is_object(v))
+                return type_error(d, path, "an object", err);
+        const char *key;
+        json_t *item;
+        json_object_foreach(v, key, item)
+        {
+                cleanup_free char *sub = xasprintf("%s.%s", path, key);
+                const struct field_def *f = find_field(sub);
+                int ret = 0;
+                if (json_is_null(item))
+                        continue;
+                if (f != NULL) {
+                        ret = decode_field(d, f, item, err);
+                } else if (strcmp(sub, "authentication.x509") == 0 ||
+                           strcmp(sub, "authentication.webhook") == 0 ||
+                           strcmp(sub, "authentication.anonymous") == 0 ||
+                           strcmp(sub, "authorization.webhook") == 0) {
+                        ret = decode_nested(d, sub, item, err);
+                } else {
+                        char *q = kcfg_quote(sub);
+                        char *msg = xasprintf("unknown field %s", q);
+                        append_list(&d->unknown, ", ", msg);
+                        free(msg);
+                        free(q);
+                }
+                if (ret < 0)
+                        return -1;
+        }
+        return 0;
+}
+
 static bool duration_nonzero(const char *s)
 {
         int64_t ns = 0;
@@ -265,7 +325,8 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
         if (json_is_null(v))
                 return 0; /* Go's decoder leaves the field unset */
         for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                if (strcmp(fields[i].name, key) != 0)
+                /* dotted names are nested members (decode_nested), never keys */
+                if (strcmp(fields[i].name, key) != 0 || strchr(fields[i].name, '.'))
                         continue;
                 if (strcmp(key, "nodeStatusReportFrequency") == 0)
                         d->set_report_frequency = true;
@@ -280,6 +341,8 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
         }
         if (strcmp(key, "logging") == 0)
                 return decode_logging(d, v, err);
+        if (strcmp(key, "authentication") == 0 || strcmp(key, "authorization") == 0)
+                return decode_nested(d, key, v, err);
         if (kcfg_upstream_field_known(key)) {
                 if (strcmp(key, "maxParallelImagePulls") == 0 &&
                     decode_int(d, key, v, INT32_MIN, INT32_MAX, &d->max_parallel_image_pulls, err) <
@@ -367,6 +430,11 @@ static int decode_tree(struct kubelet_config *cfg, const char *name, json_t *roo
         struct kubelet_config work;
         kcfg_copy(&work, cfg);
         d.cfg = &work;
+        /* a file starts from v1beta1's secure-port defaults, not the command
+         * line's legacy ones (flags given still win: they are applied after) */
+        work.anonymous_auth = false;
+        work.authn_webhook = true;
+        kcfg_set_str(&work.authorization_mode, "Webhook");
         d.dir = config_dir(name);
 
         int ret = 0;

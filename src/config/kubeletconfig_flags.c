@@ -58,6 +58,23 @@ static const char pod_infra_deprecation[] =
 static const struct flag_def flag_defs[] = {
     {"address", 0, K_IP, OFF(address), true,
      "The IP address for the Kubelet to serve on ('0.0.0.0' or '::' for all interfaces)"},
+    {"anonymous-auth", 0, K_BOOL, OFF(anonymous_auth), true,
+     "Requests to the secure port that no other method authenticates are served as "
+     "system:anonymous"},
+    {"authentication-token-webhook", 0, K_BOOL, OFF(authn_webhook), true,
+     "Authenticate bearer tokens with the TokenReview API"},
+    {"authentication-token-webhook-cache-ttl", 0, K_DURATION, OFF(authn_webhook_cache_ttl_ms), true,
+     "How long to cache responses from the webhook token authenticator"},
+    {"authorization-mode", 0, K_STRING, OFF(authorization_mode), true,
+     "Authorization mode for the secure port: AlwaysAllow or Webhook (SubjectAccessReview)"},
+    {"authorization-webhook-cache-authorized-ttl", 0, K_DURATION,
+     OFF(authz_cache_authorized_ttl_ms), true,
+     "How long to cache 'authorized' responses from the webhook authorizer"},
+    {"authorization-webhook-cache-unauthorized-ttl", 0, K_DURATION,
+     OFF(authz_cache_unauthorized_ttl_ms), true,
+     "How long to cache 'unauthorized' responses from the webhook authorizer"},
+    {"cert-dir", 0, K_STRING, OFF(cert_dir), false,
+     "Directory of the self-signed serving certificate (ignored with --tls-cert-file)"},
     {"cgroup-driver", 0, K_STRING, OFF(cgroup_driver), true,
      "Driver that the kubelet uses to manipulate cgroups on the host: 'cgroupfs' or "
      "'systemd'"},
@@ -65,6 +82,8 @@ static const struct flag_def flag_defs[] = {
      "Optional root cgroup to use for pods ('' means the container runtime default)"},
     {"cgroups-per-qos", 0, K_BOOL, OFF(cgroups_per_qos), true,
      "Create the QoS cgroup hierarchy: top level QoS and pod cgroups"},
+    {"client-ca-file", 0, K_STRING, OFF(client_ca_file), true,
+     "Client certificates signed by these CAs authenticate requests to the secure port"},
     {"cluster-dns", 0, K_STRINGS, OFF(cluster_dns), true,
      "Comma-separated list of DNS server IP addresses for pods with dnsPolicy=ClusterFirst"},
     {"cluster-domain", 0, K_STRING, OFF(cluster_domain), true,
@@ -73,6 +92,7 @@ static const struct flag_def flag_defs[] = {
      "Load the initial configuration from this KubeletConfiguration file; flags override it"},
     {"container-runtime-endpoint", 0, K_STRING, OFF(container_runtime_endpoint), true,
      "The endpoint of the container runtime service, e.g. 'unix:///path/to/runtime.sock'"},
+    {"enable-server", 0, K_BOOL, OFF(enable_server), true, "Enable the Kubelet's server"},
     {"fail-swap-on", 0, K_BOOL, OFF(fail_swap_on), true,
      "Makes the Kubelet fail to start if swap is enabled on the node"},
     {"file-check-frequency", 0, K_DURATION, OFF(file_check_frequency_ms), true,
@@ -123,6 +143,17 @@ static const struct flag_def flag_defs[] = {
      "Max period between synchronizing running containers and config"},
     {"system-reserved", 0, K_MAP, OFF(system_reserved), true,
      "Resources reserved for non-kubernetes components (e.g. cpu=200m,memory=500Mi)"},
+    {"tls-cert-file", 0, K_STRING, OFF(tls_cert_file), true,
+     "x509 certificate (chain) served on the secure port; without it a self-signed one in "
+     "--cert-dir"},
+    {"tls-cipher-suites", 0, K_STRINGS, OFF(tls_cipher_suites), true,
+     "Comma-separated list of cipher suites for the server (Go names, e.g. "
+     "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); default: OpenSSL's"},
+    {"tls-min-version", 0, K_STRING, OFF(tls_min_version), true,
+     "Minimum TLS version supported: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13 "
+     "(default VersionTLS12)"},
+    {"tls-private-key-file", 0, K_STRING, OFF(tls_private_key_file), true,
+     "x509 private key matching --tls-cert-file"},
     {"v", 'v', K_VERBOSITY, OFF(verbosity), false, "number for the log level verbosity"},
     {"version", 0, K_VERSION, 0, false, "Print version information and quit"},
 };

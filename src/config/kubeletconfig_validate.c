@@ -334,6 +334,34 @@ static void check_pod_logs_dir(struct msgs *m, const char *dir)
         free(q);
 }
 
+/* What upstream's BuildAuth refuses at start (cmd/kubelet/app/auth.go), and
+ * ValidateKubeletConfiguration's pairing of the serving certificate and key. */
+static void check_server_auth(struct msgs *m, const struct kubelet_config *cfg)
+{
+        const char *mode = cfg->authorization_mode ? cfg->authorization_mode : "";
+        bool standalone = cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0';
+        if (*mode == '\0')
+                msgs_add(m, "no authorization mode specified");
+        else if (strcmp(mode, "AlwaysAllow") != 0 && strcmp(mode, "Webhook") != 0)
+                msgs_add(m, "unknown authorization mode %s", mode);
+        else if (strcmp(mode, "Webhook") == 0 && standalone)
+                msgs_add(m, "no client provided, cannot use webhook authorization (authorization "
+                            "mode Webhook needs --kubeconfig; use AlwaysAllow in standalone mode)");
+        if (cfg->authn_webhook && standalone)
+                msgs_add(m, "no client provided, cannot use webhook authentication "
+                            "(authentication.webhook.enabled needs --kubeconfig)");
+        if (!cfg->authn_webhook && !cfg->anonymous_auth &&
+            (cfg->client_ca_file == NULL || *cfg->client_ca_file == '\0'))
+                msgs_add(m, "no authentication method configured (enable "
+                            "authentication.anonymous, authentication.webhook or set "
+                            "authentication.x509.clientCAFile)");
+        bool has_cert = cfg->tls_cert_file && *cfg->tls_cert_file;
+        bool has_key = cfg->tls_private_key_file && *cfg->tls_private_key_file;
+        if (has_cert != has_key)
+                msgs_add(m, "invalid configuration: tlsCertFile (--tls-cert-file) and "
+                            "tlsPrivateKeyFile (--tls-private-key-file) must be set together");
+}
+
 int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
 {
         if (validate_node_labels(&cfg->node_labels, err) < 0)
@@ -372,6 +400,7 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
                 msgs_add(&m, "invalid configuration: the containerRuntimeEndpoint was not "
                              "specified or empty");
         check_pod_logs_dir(&m, cfg->pod_logs_dir);
+        check_server_auth(&m, cfg);
 
         /* ckubelet's own checks */
         const char *driver = cfg->cgroup_driver ? cfg->cgroup_driver : "";

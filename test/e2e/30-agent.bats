@@ -40,6 +40,8 @@ teardown() {
 	clusterDNS: [10.96.0.10]
 	clusterDomain: cluster.local
 	evictionHard: {memory.available: 100Mi}
+	authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}
+	authorization: {mode: AlwaysAllow}
 	YAML
 	cat >"$MANIFESTS/cfg.yaml" <<-'YAML'
 	apiVersion: v1

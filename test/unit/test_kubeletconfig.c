@@ -303,7 +303,7 @@ static void test_unimplemented_upstream_flags_are_accepted(void **state)
         (void)state;
         struct kubelet_config c;
         /* bool flags do not take the next argument, value flags do */
-        parse_ok(&c, ARGV("--anonymous-auth=false", "--cert-dir", "/var/lib/kubelet/pki",
+        parse_ok(&c, ARGV("--rotate-server-certificates=false", "--volume-plugin-dir", "/v",
                           "--rotate-certificates", "--eviction-hard", "memory.available<100Mi",
                           "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
                           "--max-pods=5"));
@@ -313,7 +313,8 @@ static void test_unimplemented_upstream_flags_are_accepted(void **state)
         assert_parse_error(ARGV("--healthz-port=x"),
                            "invalid argument \"x\" for \"--healthz-port\" flag: strconv.ParseInt: "
                            "parsing \"x\": invalid syntax");
-        assert_parse_error(ARGV("--cert-dir"), "flag needs an argument: --cert-dir");
+        assert_parse_error(ARGV("--volume-plugin-dir"),
+                           "flag needs an argument: --volume-plugin-dir");
 }
 
 static void test_node_labels(void **state)
@@ -561,11 +562,22 @@ static void test_flags_override_file(void **state)
                                        "clusterDNS: [10.0.0.1, 10.0.0.2]\n"
                                        "systemReserved: {cpu: '1', memory: 1Gi}\n"
                                        "syncFrequency: 30s\n");
-        /* the flags come before and after --config: order does not matter */
+        /* the flags come before and after --config: order does not matter;
+         * a file's webhook defaults need a kubeconfig: flags turn them off */
+        msg = parse(&c, ARGV(cfgflag), NULL);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, "no client provided, cannot use webhook authorization"));
+        assert_non_null(strstr(msg, "no client provided, cannot use webhook authentication"));
+        free(msg);
         parse_ok(&c, ARGV("--max-pods=7", cfgflag, "--cluster-dns=10.9.9.9",
-                          "--system-reserved=memory=2Gi", "--hostname-override=Box"));
-        assert_int_equal(c.max_pods, 7);              /* flag */
-        assert_int_equal(c.port, 11250);              /* file */
+                          "--system-reserved=memory=2Gi", "--hostname-override=Box",
+                          "--authorization-mode=AlwaysAllow",
+                          "--authentication-token-webhook=false", "--client-ca-file=/ca.pem"));
+        assert_string_equal(c.authorization_mode, "AlwaysAllow");
+        assert_false(c.authn_webhook);
+        assert_false(c.anonymous_auth);  /* the file's default, not the command line's */
+        assert_int_equal(c.max_pods, 7); /* flag */
+        assert_int_equal(c.port, 11250); /* file */
         assert_int_equal(c.sync_frequency_ms, 30000); /* file */
         assert_int_equal(strv_len(c.cluster_dns), 1); /* the flag replaced the file's list */
         assert_string_equal(c.cluster_dns[0], "10.9.9.9");
@@ -665,6 +677,10 @@ static char *load_error(const char *yaml)
 }
 
 #define HDR "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+/* what a standalone kubelet's file needs: v1beta1 defaults to webhooks */
+#define STANDALONE_AUTH                                                                            \
+        "authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}\n"                \
+        "authorization: {mode: AlwaysAllow}\n"
 
 static void assert_load_error(const char *yaml, const char *want)
 {
@@ -719,7 +735,7 @@ static void test_file_errors(void **state)
 static void test_pod_logs_dir_must_be_normalized(void **state)
 {
         (void)state;
-        char *path = write_file("logs.yaml", HDR "podLogsDir: /srv/logs/../pods\n");
+        char *path = write_file("logs.yaml", HDR STANDALONE_AUTH "podLogsDir: /srv/logs/../pods\n");
         char *flag = NULL;
         assert_true(asprintf(&flag, "--config=%s", path) > 0);
         assert_parse_error(ARGV(flag), "failed to validate kubelet configuration: invalid "
@@ -727,6 +743,90 @@ static void test_pod_logs_dir_must_be_normalized(void **state)
                                        "be normalized");
         free(flag);
         free(path);
+}
+
+static void test_secure_port_settings(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        /* the command line's legacy defaults */
+        parse_ok(&c, ARGV("--hostname-override=n"));
+        assert_true(c.enable_server);
+        assert_true(c.anonymous_auth);
+        assert_false(c.authn_webhook);
+        assert_string_equal(c.authorization_mode, "AlwaysAllow");
+        assert_string_equal(c.cert_dir, "/var/lib/kubelet/pki");
+        assert_int_equal(c.authn_webhook_cache_ttl_ms, 120000);
+        assert_int_equal(c.authz_cache_authorized_ttl_ms, 300000);
+        assert_int_equal(c.authz_cache_unauthorized_ttl_ms, 30000);
+        kubelet_config_release(&c);
+
+        /* a file: nested fields, relative paths against the file's directory */
+        char *path = write_file("auth.yaml", HDR "tlsCertFile: pki/k.crt\n"
+                                                 "tlsPrivateKeyFile: pki/k.key\n"
+                                                 "enableServer: false\n"
+                                                 "authentication:\n"
+                                                 "  x509: {clientCAFile: ca.crt}\n"
+                                                 "  webhook: {enabled: true, cacheTTL: 10s}\n"
+                                                 "  anonymous: {enabled: true}\n"
+                                                 "authorization:\n"
+                                                 "  mode: Webhook\n"
+                                                 "  webhook: {cacheAuthorizedTTL: 1m, "
+                                                 "cacheUnauthorizedTTL: 0s}\n");
+        char *flag = NULL, *want = NULL;
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(flag, "--kubeconfig=/k"));
+        assert_false(c.enable_server);
+        assert_true(asprintf(&want, "%s/pki/k.crt", tmpdir) > 0);
+        assert_string_equal(c.tls_cert_file, want);
+        free(want);
+        assert_true(asprintf(&want, "%s/pki/k.key", tmpdir) > 0);
+        assert_string_equal(c.tls_private_key_file, want);
+        free(want);
+        assert_true(asprintf(&want, "%s/ca.crt", tmpdir) > 0);
+        assert_string_equal(c.client_ca_file, want);
+        free(want);
+        assert_true(c.anonymous_auth);
+        assert_true(c.authn_webhook);
+        assert_int_equal(c.authn_webhook_cache_ttl_ms, 10000);
+        assert_string_equal(c.authorization_mode, "Webhook");
+        assert_int_equal(c.authz_cache_authorized_ttl_ms, 60000);
+        assert_int_equal(c.authz_cache_unauthorized_ttl_ms, 30000); /* 0s: the default */
+        kubelet_config_release(&c);
+        free(flag);
+        free(path);
+
+        assert_load_error(HDR "authentication: {x509: {clientCAfile: x}}\n",
+                          "t.yaml: strict decoding error: unknown field "
+                          "\"authentication.x509.clientCAfile\"");
+        assert_load_error(HDR "authentication.x509.clientCAFile: /x\n",
+                          "t.yaml: strict decoding error: unknown field "
+                          "\"authentication.x509.clientCAFile\"");
+        assert_load_error(HDR "authorization: {mode: 5}\n",
+                          "t.yaml: authorization.mode: expected a string");
+        parse_ok(&c, ARGV("--tls-min-version=VersionTLS13",
+                          "--tls-cipher-suites=TLS_AES_128_GCM_SHA256,TLS_X"));
+        assert_string_equal(c.tls_min_version, "VersionTLS13");
+        assert_int_equal(strv_len(c.tls_cipher_suites), 2);
+        assert_string_equal(c.tls_cipher_suites[1], "TLS_X"); /* checked by the server */
+        kubelet_config_release(&c);
+        /* 0: no caching, as upstream */
+        parse_ok(&c, ARGV("--authorization-webhook-cache-unauthorized-ttl=0s",
+                          "--authentication-token-webhook-cache-ttl=0"));
+        assert_int_equal(c.authz_cache_unauthorized_ttl_ms, 0);
+        assert_int_equal(c.authn_webhook_cache_ttl_ms, 0);
+        kubelet_config_release(&c);
+        assert_parse_error(ARGV("--anonymous-auth=false"),
+                           "failed to validate kubelet configuration: no authentication method "
+                           "configured (enable authentication.anonymous, authentication.webhook or "
+                           "set authentication.x509.clientCAFile)");
+        assert_parse_error(ARGV("--authorization-mode=RBAC"),
+                           "failed to validate kubelet configuration: unknown authorization mode "
+                           "RBAC");
+        assert_parse_error(ARGV("--tls-cert-file=/a.crt"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile "
+                           "(--tls-private-key-file) must be set together");
 }
 
 static void test_file_error_leaves_config_unchanged(void **state)
@@ -831,7 +931,7 @@ static void test_deprecated_flags_warn_as_upstream(void **state)
         struct kubelet_config c;
         int fd = capture_log();
         parse_ok(&c, ARGV("--max-pods=3", "--root-dir=/r", "--pod-infra-container-image=p:1",
-                          "--cert-dir=/x"));
+                          "--volume-plugin-dir=/x"));
         kubelet_config_release(&c);
         char *out = read_log(fd);
         log_set_fd(quiet_fd);
@@ -840,7 +940,7 @@ static void test_deprecated_flags_warn_as_upstream(void **state)
                                     "--config flag."));
         assert_null(strstr(out, "--root-dir has been deprecated"));
         assert_non_null(strstr(out, "Flag --pod-infra-container-image has been deprecated"));
-        assert_non_null(strstr(out, "flag=\"--cert-dir\""));
+        assert_non_null(strstr(out, "flag=\"--volume-plugin-dir\""));
         free(out);
 }
 
@@ -935,6 +1035,7 @@ int main(void)
             cmocka_unit_test(test_zero_values_in_file_mean_default),
             cmocka_unit_test(test_file_errors),
             cmocka_unit_test(test_pod_logs_dir_must_be_normalized),
+            cmocka_unit_test(test_secure_port_settings),
             cmocka_unit_test(test_file_error_leaves_config_unchanged),
             cmocka_unit_test(test_config_file_errors_through_flags),
             cmocka_unit_test(test_ignored_fields_are_listed_at_v1),
