@@ -838,6 +838,14 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                 LOG_INFO(0, "Started read-only server", "address=\"%s\" port=%d", cfg->address,
                          cfg->read_only_port);
         }
+        if (cfg->enable_server) {
+                struct kubelet_server_options so = {
+                    .cfg = cfg, .port = -1, .status = kl->status, .pool = kl->api_pool};
+                if (kubelet_server_start(&so, &kl->secure, err) < 0)
+                        return ck_error_wrap(err, "kubelet server %s:%d", cfg->address, cfg->port);
+                LOG_INFO(0, "Started kubelet server", "address=\"%s\" port=%d", cfg->address,
+                         kubelet_server_port(kl->secure));
+        }
         if (kl->api_cfg && start_node_agent(kl, err) < 0)
                 return -1;
         if (wait_for_runtime(kl, err) < 0)
@@ -893,6 +901,8 @@ void kubelet_free(struct kubelet *kl)
         if (!podworkers_free(kl->workers))
                 return; /* busy workers still use the rest: the process is exiting */
         readonly_server_stop(kl->server);
+        kubelet_server_stop(kl->secure);
+        kl->secure = NULL;
         status_manager_stop(kl->sm);
         node_agent_stop(kl->node_agent);
         cri_client_free(kl->node_cri);

@@ -11,6 +11,7 @@
 #include "config/api_source.h"
 #include "config/file_source.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/kubelet_server.h"
 #include "kubelet/podworkers.h"
 #include "kubelet/status_manager.h"
 #include "kubelet/status_store.h"
@@ -85,6 +86,7 @@ struct kubelet {
         struct pleg *pleg;
         struct file_source *files;
         struct readonly_server *server;
+        struct kubelet_server *secure; /* port 10250; NULL with --enable-server=false */
         struct prober *prober;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;

@@ -97,6 +97,24 @@ json_t *status_store_get_status(struct status_store *st, const char *uid)
         return s;
 }
 
+struct pod *status_store_find_by_name(struct status_store *st, const char *ns, const char *name,
+                                      json_t **status)
+{
+        struct status_entry *best = NULL;
+        pthread_mutex_lock(&st->lock);
+        for (size_t i = 0; i < st->n; i++) {
+                struct status_entry *e = &st->entries[i];
+                if (strcmp(e->pod->namespace, ns) != 0 || strcmp(e->pod->name, name) != 0)
+                        continue;
+                if (best == NULL || (best->pod->deletion_timestamp && !e->pod->deletion_timestamp))
+                        best = e;
+        }
+        struct pod *pod = best ? pod_ref(best->pod) : NULL;
+        *status = best ? json_incref(best->status) : NULL;
+        pthread_mutex_unlock(&st->lock);
+        return pod;
+}
+
 uint64_t status_store_version(struct status_store *st, const char *uid)
 {
         pthread_mutex_lock(&st->lock);

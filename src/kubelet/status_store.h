@@ -57,6 +57,13 @@ void status_store_mark_synced(struct status_store *st, const char *uid, uint64_t
  * pending again (upstream needsReconcile).  Returns true then. */
 bool status_store_reconcile(struct status_store *st, const char *uid, const json_t *api_status);
 
+/* The pod namespace/name (a new reference, NULL if unknown) and, in
+ * *status, its latest status (a new reference or NULL).  Of two pods of the
+ * same name (one being deleted, its successor created), the one not being
+ * deleted. */
+struct pod *status_store_find_by_name(struct status_store *st, const char *ns, const char *name,
+                                      json_t **status);
+
 /* A v1 PodList of every pod with its status (new reference). */
 json_t *status_store_pod_list(struct status_store *st);
 

@@ -247,3 +247,119 @@ bool http_request_path_is(const struct http_request *req, const char *p)
         size_t n = strlen(p);
         return req->path_len == n && memcmp(req->path, p, n) == 0;
 }
+
+/* The header lines of a head that parsed OK: skips the empty lines before
+ * the request line and the request line itself; returns the offset of the
+ * first header line. */
+static size_t first_header_offset(const char *buf, const struct http_request *req)
+{
+        const char *p = buf;
+        const char *end = buf + req->head_len;
+        for (;;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                if (nl == NULL)
+                        return req->head_len;
+                bool empty = nl == p || (nl == p + 1 && p[0] == '\r');
+                p = nl + 1;
+                if (!empty)
+                        return (size_t)(p - buf);
+        }
+}
+
+bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
+                              size_t *pos, const char **val, size_t *len)
+{
+        size_t off = *pos;
+        if (off == 0)
+                off = first_header_offset(buf, req);
+        const char *end = buf + req->head_len;
+        const char *p = buf + off;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                if (nl == NULL)
+                        break;
+                const char *le = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+                const char *next = nl + 1;
+                if (le == p)
+                        break; /* the blank line that ends the head */
+                const char *colon = memchr(p, ':', (size_t)(le - p));
+                if (colon != NULL && ascii_ieq(p, (size_t)(colon - p), name)) {
+                        const char *v = colon + 1;
+                        const char *ve = le;
+                        while (v < ve && (*v == ' ' || *v == '\t'))
+                                v++;
+                        while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                                ve--;
+                        *val = v;
+                        *len = (size_t)(ve - v);
+                        *pos = (size_t)(next - buf);
+                        return true;
+                }
+                p = next;
+        }
+        *pos = req->head_len;
+        return false;
+}
+
+bool http_request_header(const char *buf, const struct http_request *req, const char *name,
+                         const char **val, size_t *len)
+{
+        size_t pos = 0;
+        return http_request_header_next(buf, req, name, &pos, val, len);
+}
+
+const char *http_status_text(int code)
+{
+        switch (code) {
+        case 101:
+                return "Switching Protocols";
+        case 200:
+                return "OK";
+        case 201:
+                return "Created";
+        case 204:
+                return "No Content";
+        case 301:
+                return "Moved Permanently";
+        case 302:
+                return "Found";
+        case 304:
+                return "Not Modified";
+        case 400:
+                return "Bad Request";
+        case 401:
+                return "Unauthorized";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 406:
+                return "Not Acceptable";
+        case 409:
+                return "Conflict";
+        case 413:
+                return "Request Entity Too Large";
+        case 415:
+                return "Unsupported Media Type";
+        case 422:
+                return "Unprocessable Entity";
+        case 429:
+                return "Too Many Requests";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 500:
+                return "Internal Server Error";
+        case 501:
+                return "Not Implemented";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        case 504:
+                return "Gateway Timeout";
+        default:
+                return "";
+        }
+}

@@ -49,4 +49,22 @@ bool http_request_method_is(const struct http_request *req, const char *m);
 /* True if the path of req equals p. */
 bool http_request_path_is(const struct http_request *req, const char *p);
 
+/* Finds the first header field named `name` (ASCII case-insensitive) in the
+ * head that http_parse_request() parsed from buf into req (HTTP_PARSE_OK).
+ * On a match sets *val to its value with optional whitespace trimmed (a
+ * pointer into buf, not NUL-terminated) and *len to its length, and
+ * returns true.  Pure; safe for any head that parsed OK. */
+bool http_request_header(const char *buf, const struct http_request *req, const char *name,
+                         const char **val, size_t *len);
+
+/* Like http_request_header, for fields that may repeat (e.g. Connection):
+ * *pos is a cursor, 0 to start; each call finds the next field named
+ * `name` after *pos and advances *pos past it.  False when there is none. */
+bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
+                              size_t *pos, const char **val, size_t *len);
+
+/* The reason phrase of an HTTP status code ("Not Found"), "" for a code it
+ * does not know.  Static string. */
+const char *http_status_text(int code);
+
 #endif

@@ -10,6 +10,7 @@
  */
 #include "server/readonly.h"
 #include "server/http_request.h"
+#include "server/listen.h"
 #include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
@@ -57,26 +58,6 @@ struct readonly_server {
         size_t n_conns;
 };
 
-static const char *status_text(int code)
-{
-        switch (code) {
-        case 200:
-                return "OK";
-        case 400:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 431:
-                return "Request Header Fields Too Large";
-        case 500:
-                return "Internal Server Error";
-        default:
-                return "Unknown";
-        }
-}
-
 /* Builds the full response into c->out.  body may be NULL (empty);
  * head_only: HEAD, the headers announce the body's length but omit it. */
 static void set_response(struct conn *c, int code, const char *content_type, const char *extra,
@@ -88,15 +69,15 @@ static void set_response(struct conn *c, int code, const char *content_type, con
         gmtime_r(&t, &tm);
         strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 
-        char *head =
-            xasprintf("HTTP/1.1 %d %s\r\n"
-                      "Content-Type: %s\r\n"
-                      "Content-Length: %zu\r\n"
-                      "Date: %s\r\n"
-                      "%s"
-                      "Connection: close\r\n"
-                      "\r\n",
-                      code, status_text(code), content_type, body_len, date, extra ? extra : "");
+        char *head = xasprintf("HTTP/1.1 %d %s\r\n"
+                               "Content-Type: %s\r\n"
+                               "Content-Length: %zu\r\n"
+                               "Date: %s\r\n"
+                               "%s"
+                               "Connection: close\r\n"
+                               "\r\n",
+                               code, http_status_text(code), content_type, body_len, date,
+                               extra ? extra : "");
         size_t head_len = strlen(head);
         size_t send_body = head_only || body == NULL ? 0 : body_len;
         free(c->out);
@@ -329,80 +310,11 @@ static void *server_thread(void *arg)
         return NULL;
 }
 
-/* Parses "0.0.0.0", "127.0.0.1", "::", "[::1]" (and "" / NULL = all IPv4). */
-static int parse_address(const char *address, int port, struct sockaddr_storage *ss, socklen_t *len,
-                         ck_error_t *err)
-{
-        memset(ss, 0, sizeof(*ss));
-        if (address == NULL || address[0] == '\0')
-                address = "0.0.0.0";
-        char host[INET6_ADDRSTRLEN + 2];
-        size_t n = strlen(address);
-        if (n >= sizeof(host))
-                return ck_error_make(err, 0, "invalid address `%s`", address);
-        if (address[0] == '[' && n > 2 && address[n - 1] == ']') {
-                memcpy(host, address + 1, n - 2);
-                host[n - 2] = '\0';
-        } else {
-                memcpy(host, address, n + 1);
-        }
-        struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-        if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-                in4->sin_family = AF_INET;
-                in4->sin_port = htons((uint16_t)port);
-                *len = sizeof(*in4);
-                return 0;
-        }
-        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-                in6->sin6_family = AF_INET6;
-                in6->sin6_port = htons((uint16_t)port);
-                *len = sizeof(*in6);
-                return 0;
-        }
-        return ck_error_make(err, 0, "invalid address `%s`: not an IPv4 or IPv6 address", address);
-}
-
-static int listen_on(const char *address, int port, int *out_fd, int *out_port, ck_error_t *err)
-{
-        struct sockaddr_storage ss;
-        socklen_t len = 0;
-        if (port < 0 || port > 65535)
-                return ck_error_make(err, 0, "invalid port %d", port);
-        if (parse_address(address, port, &ss, &len, err) < 0)
-                return -1;
-
-        cleanup_close int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return ck_error_make(err, errno, "socket");
-        int one = 1, zero = 0;
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
-                return ck_error_make(err, errno, "setsockopt SO_REUSEADDR");
-        /* "::" serves IPv4 too, as Go's listener does. */
-        if (ss.ss_family == AF_INET6 &&
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0)
-                return ck_error_make(err, errno, "setsockopt IPV6_V6ONLY");
-        if (bind(fd, (struct sockaddr *)&ss, len) < 0)
-                return ck_error_make(err, errno, "bind %s port %d", address ? address : "", port);
-        if (listen(fd, READONLY_BACKLOG) < 0)
-                return ck_error_make(err, errno, "listen");
-
-        struct sockaddr_storage bound;
-        socklen_t blen = sizeof(bound);
-        if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0)
-                return ck_error_make(err, errno, "getsockname");
-        *out_port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
-                                                : ntohs(((struct sockaddr_in *)&bound)->sin_port);
-        *out_fd = fd;
-        fd = -1;
-        return 0;
-}
-
 int readonly_server_start(const char *address, int port, readonly_pods_fn pods, void *ctx,
                           struct readonly_server **out, ck_error_t *err)
 {
         int lfd = -1, bound_port = 0;
-        if (listen_on(address, port, &lfd, &bound_port, err) < 0)
+        if (server_listen_tcp(address, port, READONLY_BACKLOG, &lfd, &bound_port, err) < 0)
                 return ck_error_wrap(err, "read-only server on %s:%d", address ? address : "",
                                      port);
         int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

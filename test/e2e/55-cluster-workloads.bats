@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # Workloads on a ckubelet node of the local cluster, driven with kubectl:
 # deployments, jobs, configMap and secret volumes and env, service account
-# tokens, events and graceful deletion.  kubectl exec and logs need the
-# kubelet's port 10250, which ckubelet does not serve: what runs inside a
-# container is read with crictl on the node instead.  One ckubelet for the
+# tokens, events and graceful deletion.  kubectl exec needs the kubelet's
+# streaming endpoints, which ckubelet does not serve yet: what runs inside a
+# container is read with crictl on the node instead (kubectl logs: 56).  One ckubelet for the
 # whole file (setup_file), registered anew: the Node is deleted before and
 # after.
 

@@ -233,10 +233,12 @@ cluster_file_setup() {
 	create_test_namespace "$TEST_NS"
 }
 
-# bound_pod NAME [GRACE] [COMMAND]: a busybox pod of TEST_NS bound to the
-# node (no scheduler), with terminationGracePeriodSeconds GRACE (default 5),
-# running the shell COMMAND (default: a loop that exits at once on SIGTERM;
-# `sleep 3600` alone is PID 1 and ignores it).
+# bound_pod NAME [GRACE] [COMMAND] [RESTART_POLICY] [IMAGE]: a pod of
+# TEST_NS bound to the node (no scheduler), with terminationGracePeriodSeconds
+# GRACE (default 5), restartPolicy RESTART_POLICY (default Always), one
+# container "main" of IMAGE (default localhost/busybox:1.35) running the
+# shell COMMAND (default: a loop that exits at once on SIGTERM; `sleep 3600`
+# alone is PID 1 and ignores it).
 bound_pod() {
 	local cmd=${3:-'trap "exit 0" TERM; while :; do sleep 1; done'}
 	kubectl apply -f - <<-YAML
@@ -246,9 +248,10 @@ bound_pod() {
 	spec:
 	  nodeName: $CLUSTER_NODE_NAME
 	  terminationGracePeriodSeconds: ${2:-5}
+	  restartPolicy: ${4:-Always}
 	  containers:
 	  - name: main
-	    image: localhost/busybox:1.35
+	    image: ${5:-localhost/busybox:1.35}
 	    command: [sh, -c, '$cmd']
 	YAML
 }

@@ -106,6 +106,7 @@ start_ckubelet() {
 		--root-dir="$CKUBELET_ROOT" \
 		--hostname-override=e2e-node \
 		--read-only-port="$CKUBELET_READ_ONLY_PORT" \
+		--address=127.0.0.1 --cert-dir="$tmp/pki" \
 		-v=4 "$@" </dev/null >"$CKUBELET_LOG" 2>&1 3>&- &
 	CKUBELET_PID=$!
 	echo "$CKUBELET_PID" >"$CKUBELET_PIDFILE"

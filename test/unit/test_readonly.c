@@ -435,6 +435,48 @@ static void test_parse_request_rejects(void **state)
         }
 }
 
+/* Header lookup: case-insensitive names, OWS trimmed, first match, repeats
+ * through the cursor, nothing from the request line or the body. */
+static void test_parse_request_header_lookup(void **state)
+{
+        (void)state;
+        const char *in = "\r\nGET /x HTTP/1.1\r\nhost: node\r\nAuthorization: \t Bearer a b \t\r\n"
+                         "Connection: keep-alive\r\nX-Empty:\r\nCONNECTION:  Upgrade\r\n"
+                         "\r\nBody: no";
+        struct http_request req;
+        assert_int_equal(http_parse_request(in, strlen(in), &req), HTTP_PARSE_OK);
+        const char *v;
+        size_t n;
+        assert_true(http_request_header(in, &req, "Host", &v, &n));
+        assert_int_equal(n, 4);
+        assert_memory_equal(v, "node", 4);
+        assert_true(http_request_header(in, &req, "authorization", &v, &n));
+        assert_int_equal(n, 10);
+        assert_memory_equal(v, "Bearer a b", 10);
+        assert_true(http_request_header(in, &req, "x-empty", &v, &n));
+        assert_int_equal(n, 0);
+        assert_false(http_request_header(in, &req, "Body", &v, &n));
+        assert_false(http_request_header(in, &req, "GET /x HTTP/1.1", &v, &n));
+        assert_false(http_request_header(in, &req, "Hos", &v, &n));
+
+        size_t pos = 0;
+        assert_true(http_request_header_next(in, &req, "connection", &pos, &v, &n));
+        assert_memory_equal(v, "keep-alive", n);
+        assert_true(http_request_header_next(in, &req, "connection", &pos, &v, &n));
+        assert_int_equal(n, 7);
+        assert_memory_equal(v, "Upgrade", 7);
+        assert_false(http_request_header_next(in, &req, "connection", &pos, &v, &n));
+
+        const char *lf = "GET / HTTP/1.0\nA: 1\n\n";
+        assert_int_equal(http_parse_request(lf, strlen(lf), &req), HTTP_PARSE_OK);
+        assert_true(http_request_header(lf, &req, "a", &v, &n));
+        assert_int_equal(n, 1);
+        assert_memory_equal(v, "1", 1);
+        const char *none = "GET / HTTP/1.0\r\n\r\n";
+        assert_int_equal(http_parse_request(none, strlen(none), &req), HTTP_PARSE_OK);
+        assert_false(http_request_header(none, &req, "a", &v, &n));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -458,6 +500,7 @@ int main(void)
             cmocka_unit_test(test_parse_request_incomplete_and_lf),
             cmocka_unit_test(test_parse_request_absolute_form),
             cmocka_unit_test(test_parse_request_rejects),
+            cmocka_unit_test(test_parse_request_header_lookup),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
