@@ -100,7 +100,7 @@ static const struct field_def fields[] = {
     F("tlsPrivateKeyFile", FT_PATH, tls_private_key_file, NULL, 0),
     F("tlsMinVersion", FT_STRING, tls_min_version, NULL, 0),
     F("tlsCipherSuites", FT_STRINGS, tls_cipher_suites, NULL, 0),
-    /* authentication and authorization: nested, see decode_auth_section */
+    /* authentication and authorization: nested, see decode_nested */
     F("authentication.x509.clientCAFile", FT_PATH, client_ca_file, NULL, 0),
     F("authentication.anonymous.enabled", FT_BOOL, anonymous_auth, NULL, 0),
     F("authentication.webhook.enabled", FT_BOOL, authn_webhook, NULL, 0),

@@ -31,7 +31,8 @@
 #include <unistd.h>
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
-#define LOG_CHUNK 32768
+/* a chunk, its size line and CRLF fit one TLS record (16 KiB) */
+#define LOG_CHUNK (16384 - 32)
 
 struct kubelet_server {
         const struct kubelet_config *cfg;
@@ -158,8 +159,9 @@ struct log_stream {
         struct cri_client *cri;
         const char *id; /* the runtime's container ID */
         bool begun, gone;
-        /* lines are gathered into chunks of up to LOG_CHUNK bytes (one TLS
-         * record and chunk header per line cost 4x the CPU); sent when full,
+        char *run_error; /* a CRI error while following (owned) */
+        /* lines are gathered into chunks of up to LOG_CHUNK bytes (a TLS
+         * record and chunk header per line cost 12x the CPU); sent when full,
          * when the reader reaches the end of the file (running() is asked
          * then, before a follower waits) and at the end */
         size_t len;
@@ -212,9 +214,15 @@ static bool stream_running_cb(void *ctx)
                 return false;
         Runtime__V1__ContainerStatusResponse *r = NULL;
         cleanup_error ck_error_t err = NULL;
-        if (cri_container_status(ls->cri, ls->id, &r, &err) < 0)
-                /* a runtime being restarted: keep following, as upstream */
-                return err->code == CRI_CODE_UNAVAILABLE;
+        if (cri_container_status(ls->cri, ls->id, &r, &err) < 0) {
+                /* a runtime being restarted: keep following, as upstream;
+                 * another error ends the stream with its text */
+                if (err->code == CRI_CODE_UNAVAILABLE)
+                        return true;
+                free(ls->run_error);
+                ls->run_error = xstrdup(ck_error_msg(err));
+                return false;
+        }
         bool running =
             r->status && r->status->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
         runtime__v1__container_status_response__free_unpacked(r, NULL);
@@ -301,25 +309,12 @@ static void serve_logs(struct kubelet_server *srv, const struct secure_request *
         const char *sep = strstr(full_id, "://");
         const char *id = sep ? sep + 3 : full_id;
 
+        /* From here on upstream has committed to 200 (a zero-byte write that
+         * flushes the headers, so that a follower of a silent container gets
+         * its answer at once): a runtime or file error ends the body as text,
+         * as its WriteError does once the headers are out. */
         struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
                                                 srv->cfg->runtime_request_timeout_ms);
-        Runtime__V1__ContainerStatusResponse *r = NULL;
-        if (cri_container_status(cri, id, &r, &err) < 0 || r->status == NULL ||
-            r->status->log_path == NULL || *r->status->log_path == '\0') {
-                LOG_INFO(4, "Failed to get container status", "containerID=\"%s\" err=\"%s\"",
-                         full_id, err ? ck_error_msg(err) : "no log path");
-                if (r)
-                        runtime__v1__container_status_response__free_unpacked(r, NULL);
-                cri_client_free(cri);
-                logs_options_release(&opt);
-                {
-                        respond_fmt(c, 400, "unable to retrieve container logs for %s", full_id);
-                        return;
-                }
-        }
-        cleanup_free char *path = xstrdup(r->status->log_path);
-        runtime__v1__container_status_response__free_unpacked(r, NULL);
-
         struct log_stream ls = {.srv = srv, .conn = c, .cri = cri, .id = id};
         struct logs_sink sink = {
             .write = stream_write_cb,
@@ -327,29 +322,34 @@ static void serve_logs(struct kubelet_server *srv, const struct secure_request *
             .ctx = &ls,
             .stop = &srv->stopping,
         };
-        ck_error_release(&err);
-        /* upstream commits to 200 before reading (a zero-byte write that
-         * flushes the headers, so that a follower of a silent container
-         * gets its answer); a log file that is not there is still a 400 */
-        if (access(path, R_OK) < 0) {
-                int e = errno;
-                cri_client_free(cri);
-                logs_options_release(&opt);
-                cleanup_free char *q = str_go_quote(path, strlen(path));
-                respond_fmt(c, 400, "failed to open log file %s: %s", q, strerror(e));
-                return;
+        stream_flush(&ls);
+        Runtime__V1__ContainerStatusResponse *r = NULL;
+        cleanup_free char *path = NULL, *failure = NULL;
+        if (cri_container_status(cri, id, &r, &err) < 0 || r->status == NULL ||
+            r->status->log_path == NULL || *r->status->log_path == '\0') {
+                LOG_INFO(4, "Failed to get container status", "containerID=\"%s\" err=\"%s\"",
+                         full_id, err ? ck_error_msg(err) : "no log path");
+                failure = xasprintf("unable to retrieve container logs for %s", full_id);
+        } else {
+                path = xstrdup(r->status->log_path);
         }
-        stream_flush(&ls); /* the headers */
-        if (logs_read(path, &opt, fs_now_real_ns(), &sink, &err) < 0) {
-                /* as upstream's WriteError once the headers are out: the
-                 * error ends the body */
+        if (r)
+                runtime__v1__container_status_response__free_unpacked(r, NULL);
+        ck_error_release(&err);
+        if (path && logs_read(path, &opt, fs_now_real_ns(), &sink, &err) < 0) {
                 LOG_INFO(2, "Container log stream ended by an error",
                          "pod=\"%s/%s\" container=\"%s\" err=\"%s\"", ns, name, container,
                          ck_error_msg(err));
-                stream_write_cb(&ls, ck_error_msg(err), strlen(ck_error_msg(err)));
+                failure = xstrdup(ck_error_msg(err));
+        } else if (ls.run_error) { /* the runtime failed while following */
+                failure = ls.run_error;
+                ls.run_error = NULL;
         }
+        if (failure)
+                stream_write_cb(&ls, failure, strlen(failure));
         if (stream_flush(&ls) == 0)
                 secure_stream_end(c);
+        free(ls.run_error);
         cri_client_free(cri);
         logs_options_release(&opt);
 }

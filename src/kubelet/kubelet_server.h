@@ -33,7 +33,8 @@ struct kubelet_server_options {
 
 struct kubelet_server;
 
-/* Loads or makes the serving certificate, listens and serves on threads of
+/* Loads or makes the serving certificate (standalone: checks what it can
+ * and does that at the first connection), listens and serves on threads of
  * its own.  Errors name the step (certificate, client CA, listen). */
 int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_server **out,
                          ck_error_t *err);

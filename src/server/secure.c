@@ -11,11 +11,14 @@
 #include "server/secure_internal.h"
 #include "server/http_request.h"
 #include "server/listen.h"
+#include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,11 +27,13 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SECURE_BACKLOG 128
 #define SECURE_REQUEST_TIMEOUT_MS 10000
 #define SECURE_THREAD_STACK (512 * 1024)
+#define SECURE_TLS_RETRY_MS 10000
 
 static void list_push(struct secure_conn **head, struct secure_conn *c)
 {
@@ -160,14 +165,15 @@ static void answer_plain_http(struct secure_conn *c)
 }
 
 /* The TLS context, made now if the server is lazy (lazy_tls) and this is
- * the first connection; NULL when it cannot be made (logged once). */
+ * the first connection; NULL when it cannot be made (logged; tried again
+ * for a connection SECURE_TLS_RETRY_MS later: the files may be mended). */
 static SSL_CTX *server_tls(struct secure_server *s)
 {
         pthread_mutex_lock(&s->tls_mu);
-        if (s->tls == NULL && !s->tls_failed) {
+        if (s->tls == NULL && fs_now_mono_ms() >= s->tls_retry_ms) {
                 cleanup_error ck_error_t err = NULL;
                 if (secure_tls_new(&s->opts, &s->tls, &err) < 0) {
-                        s->tls_failed = true;
+                        s->tls_retry_ms = fs_now_mono_ms() + SECURE_TLS_RETRY_MS;
                         LOG_ERROR("Cannot set up TLS for the kubelet server, closing its "
                                   "connections",
                                   "err=\"%s\"", ck_error_msg(err));
@@ -346,12 +352,46 @@ static void *accept_thread(void *arg)
         return NULL;
 }
 
-/* lazy_tls: what can be checked at start without OpenSSL. */
-static int check_readable(const char *what, const char *path, ck_error_t *err)
+/* lazy_tls: a file given must open and be a regular file. */
+static int check_file(const char *what, const char *path, ck_error_t *err)
 {
-        if (path == NULL || *path == '\0' || access(path, R_OK) == 0)
+        if (path == NULL || *path == '\0')
                 return 0;
-        return ck_error_make(err, errno, "load %s: open `%s`", what, path);
+        cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return ck_error_make(err, errno, "load %s: open `%s`", what, path);
+        if (!S_ISREG(st.st_mode))
+                return ck_error_make(err, 0, "load %s: `%s` is not a regular file", what, path);
+        return 0;
+}
+
+/* lazy_tls: what can be checked at start without OpenSSL, so that a
+ * configuration upstream refuses at start is refused at start. */
+static int check_lazy(const struct secure_server_options *o, ck_error_t *err)
+{
+        if (secure_tls_check_options(o, err) < 0 ||
+            check_file("TLS certificate", o->cert_file, err) < 0 ||
+            check_file("TLS private key", o->key_file, err) < 0 ||
+            check_file("client CA file", o->client_ca_file, err) < 0)
+                return -1;
+        bool has_cert = o->cert_file && *o->cert_file, has_key = o->key_file && *o->key_file;
+        if (has_cert != has_key)
+                return ck_error_make(err, 0,
+                                     "TLS certificate file (`%s`) and private key file (`%s`) "
+                                     "must be given together",
+                                     has_cert ? o->cert_file : "", has_key ? o->key_file : "");
+        if (has_cert || o->cert_dir == NULL || *o->cert_dir == '\0')
+                return 0;
+        /* the self-signed pair: both or neither */
+        cleanup_free char *crt = xasprintf("%s/kubelet.crt", o->cert_dir);
+        cleanup_free char *key = xasprintf("%s/kubelet.key", o->cert_dir);
+        if ((access(crt, F_OK) == 0) != (access(key, F_OK) == 0))
+                return ck_error_make(err, 0,
+                                     "self-signed certificate `%s` and key `%s`: one without the "
+                                     "other (remove it to have a new pair made)",
+                                     crt, key);
+        return 0;
 }
 
 static void server_free(struct secure_server *s)
@@ -389,11 +429,7 @@ int secure_server_start(const struct secure_server_options *o, struct secure_ser
 
         int rc;
         if (o->lazy_tls)
-                rc = check_readable("TLS certificate", o->cert_file, err) < 0 ||
-                             check_readable("TLS private key", o->key_file, err) < 0 ||
-                             check_readable("client CA file", o->client_ca_file, err) < 0
-                         ? -1
-                         : 0;
+                rc = check_lazy(o, err);
         else
                 rc = secure_tls_new(o, &s->tls, err);
         if (rc == 0 &&

@@ -97,10 +97,13 @@ struct secure_server_options {
 
 struct secure_server;
 
-/* Prepares TLS (loads or creates the certificate, loads the client CA),
- * binds, and starts accepting on a thread of its own.  Options are copied
- * (strings too).  Errors name the step and the file ("load TLS certificate
- * `/x/kubelet.crt`: ...", "load client CA file `...`: ...", "bind ..."). */
+/* Prepares TLS (loads or creates the certificate, loads the client CA;
+ * with lazy_tls only the checks that need no OpenSSL: names of the TLS
+ * version and suites, the given files open as regular files, a self-signed
+ * pair is whole), binds, and starts accepting on a thread of its own.
+ * Options are copied, their strings too unless lazy_tls.  Errors name the
+ * step and the file ("load TLS certificate `/x/kubelet.crt`: ...", "load
+ * client CA file `...`: ...", "bind ..."). */
 int secure_server_start(const struct secure_server_options *o, struct secure_server **out,
                         ck_error_t *err);
 

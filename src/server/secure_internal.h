@@ -46,7 +46,8 @@ struct secure_server {
         SSL_CTX *tls;
         /* lazy_tls: the options the context is made from at the first
          * connection (strings borrowed from the caller), once, under tls_mu */
-        bool lazy_tls, tls_failed;
+        bool lazy_tls;
+        int64_t tls_retry_ms; /* CLOCK_MONOTONIC: no new try before */
         struct secure_server_options opts;
         pthread_mutex_t tls_mu;
         secure_handler_fn handler;
@@ -66,6 +67,10 @@ struct secure_server {
 /* The server's TLS context from the options (see secure.h), or an error
  * that names the step and the file. */
 int secure_tls_new(const struct secure_server_options *o, SSL_CTX **out, ck_error_t *err);
+
+/* What can be checked of the options without setting OpenSSL up (lazy_tls):
+ * the TLS version and cipher suite names. */
+int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *err);
 
 /* The client certificate's identity after the handshake: cn and orgs (new
  * strings, orgs NULL-terminated) when it verified, verify_error when it

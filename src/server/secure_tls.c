@@ -243,30 +243,63 @@ static const char *openssl_cipher(const char *go)
         return NULL;
 }
 
-/* --tls-min-version and --tls-cipher-suites, as upstream's InitializeTLS. */
-static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
+/* The suites Go calls insecure (tls.InsecureCipherSuites()). */
+static bool insecure_cipher(const char *go)
 {
-        int min = 0;
-        if (tls_version(o->tls_min_version, &min, err) < 0)
+        return strstr(go, "_RC4_") || strstr(go, "_3DES_") || strncmp(go, "TLS_RSA_", 8) == 0 ||
+               strstr(go, "_CBC_SHA256");
+}
+
+/* --tls-min-version and --tls-cipher-suites, as upstream's InitializeTLS:
+ * the minimum version and the OpenSSL cipher list (a new string, "" when
+ * no TLS 1.2 suite is named) in *list when list is not NULL. */
+static int protocol_options(const struct secure_server_options *o, int *min, char **list,
+                            ck_error_t *err)
+{
+        if (tls_version(o->tls_min_version, min, err) < 0)
                 return -1;
-        if (SSL_CTX_set_min_proto_version(ctx, min) != 1)
-                return ck_error_make(err, 0, "set TLS minimum version %s: %s", o->tls_min_version,
-                                     openssl_reason("not supported"));
-        if (o->tls_cipher_suites == NULL || o->tls_cipher_suites[0] == NULL)
-                return 0;
-        cleanup_free char *list = xstrdup("");
-        for (const char *const *p = o->tls_cipher_suites; *p; p++) {
+        cleanup_free char *l = xstrdup("");
+        for (const char *const *p = o->tls_cipher_suites; p && *p; p++) {
                 const char *name = openssl_cipher(*p);
                 if (name == NULL)
                         return ck_error_make(err, 0,
                                              "Cipher suite %s not supported or doesn't exist", *p);
                 if (*name == '\0')
                         continue;
-                char *next = xasprintf("%s%s%s", list, *list ? ":" : "", name);
-                free(list);
-                list = next;
+                if (list && insecure_cipher(*p))
+                        LOG_INFO(0, "Use of insecure cipher detected.", "cipher=\"%s\"", *p);
+                char *next = xasprintf("%s%s%s", l, *l ? ":" : "", name);
+                free(l);
+                l = next;
         }
-        if (min == TLS1_3_VERSION)
+        if (list) {
+                *list = l;
+                l = NULL;
+        }
+        return 0;
+}
+
+int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *err)
+{
+        int min = 0;
+        return protocol_options(o, &min, NULL, err);
+}
+
+static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
+{
+        int min = 0;
+        cleanup_free char *list = NULL;
+        if (protocol_options(o, &min, &list, err) < 0)
+                return -1;
+        bool named = o->tls_cipher_suites && o->tls_cipher_suites[0];
+        if (named && *list == '\0')
+                min = TLS1_3_VERSION; /* only TLS 1.3 names: Go leaves TLS 1.2 no suite */
+        if (min < TLS1_2_VERSION)
+                SSL_CTX_set_security_level(ctx, 0); /* OpenSSL 3's level 1 refuses TLS 1.0/1.1 */
+        if (SSL_CTX_set_min_proto_version(ctx, min) != 1)
+                return ck_error_make(err, 0, "set TLS minimum version %s: %s", o->tls_min_version,
+                                     openssl_reason("not supported"));
+        if (named && min == TLS1_3_VERSION && *list != '\0')
                 LOG_INFO(0,
                          "Warning: TLS 1.3 cipher suites are not configurable, ignoring "
                          "--tls-cipher-suites",

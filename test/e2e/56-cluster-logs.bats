@@ -55,12 +55,20 @@ restarts_at_least() { # POD N
 	[ "${#lines[@]}" -eq 6 ]
 }
 
-@test "kubectl logs -f: follows new lines and ends when the container exits" {
-	logged_pod follower Never 'sleep 2; for i in $(seq 1 8); do echo "tick $i"; sleep 0.5; done'
+@test "kubectl logs -f: follows new lines as they come and ends when the container exits" {
+	logged_pod follower Never 'sleep 2; for i in $(seq 1 8); do echo "tick $i"; sleep 1; done'
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" follower Running
 	# started before the lines are written; returns by itself at the end
-	run timeout 60 "$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" logs -f -n "$TEST_NS" follower
-	[ "$status" -eq 0 ]
+	"$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" logs -f -n "$TEST_NS" follower \
+		>"$BATS_TEST_TMPDIR/follow" 2>&1 3>&- &
+	local follower=$!
+	# each line arrives while the container still writes the next ones
+	wait_for -t 30 -i 0.2 grep -qx "tick 2" "$BATS_TEST_TMPDIR/follow"
+	run grep -c "tick 8" "$BATS_TEST_TMPDIR/follow"
+	[ "$output" = 0 ]
+	wait_for -t 60 -i 0.5 process_gone "$follower"
+	wait "$follower"
+	run cat "$BATS_TEST_TMPDIR/follow"
 	[ "${#lines[@]}" -eq 8 ]
 	[ "${lines[0]}" = "tick 1" ]
 	[ "${lines[7]}" = "tick 8" ]

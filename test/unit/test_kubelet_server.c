@@ -177,6 +177,23 @@ static void test_log_errors_in_upstream_words(void **state)
         assert_int_equal(request(f, "GET", "/containerLogs/ns/web"), 400);
 }
 
+/* Past the pod's status, upstream has answered 200: a runtime error ends
+ * the body as text. */
+static void test_runtime_error_after_the_headers(void **state)
+{
+        struct fixture *f = *state;
+        status_store_set_status(f->store, "u1",
+                                json_pack("{s:s, s:[{s:s, s:s, s:{s:{}}, s:{}}]}", "phase",
+                                          "Running", "containerStatuses", "name", "main",
+                                          "containerID", "containerd://c0ffee", "state", "running",
+                                          "lastState"));
+        start(f, true);
+        free(f->cfg.container_runtime_endpoint); /* no runtime there */
+        f->cfg.container_runtime_endpoint = xasprintf("unix://%s/none.sock", f->dir);
+        assert_int_equal(request(f, "GET", "/containerLogs/ns/web/main"), 200);
+        assert_string_equal(f->body, "unable to retrieve container logs for containerd://c0ffee");
+}
+
 static void test_no_credentials_is_401_without_anonymous(void **state)
 {
         struct fixture *f = *state;
@@ -239,6 +256,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_healthz_and_pods, setup, teardown),
             cmocka_unit_test_setup_teardown(test_log_errors_in_upstream_words, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_runtime_error_after_the_headers, setup, teardown),
             cmocka_unit_test_setup_teardown(test_no_credentials_is_401_without_anonymous, setup,
                                             teardown),
             cmocka_unit_test(test_log_container_id),

@@ -619,6 +619,20 @@ static void test_lazy_tls_is_set_up_at_the_first_connection(void **state)
         o = (struct secure_server_options){
             .cert_file = missing, .key_file = fx("server.key"), .lazy_tls = true};
         expect_start_error(&o, "load TLS certificate: open `");
+        /* and so are the names upstream checks at start */
+        static const char *const bad[] = {"TLS_NOPE", NULL};
+        o = (struct secure_server_options){
+            .cert_dir = certs, .lazy_tls = true, .tls_cipher_suites = bad};
+        expect_start_error(&o, "Cipher suite TLS_NOPE not supported or doesn't exist");
+        o = (struct secure_server_options){
+            .cert_dir = certs, .lazy_tls = true, .tls_min_version = "VersionTLS9"};
+        expect_start_error(&o, "unknown tls version \"VersionTLS9\"");
+        /* a self-signed pair missing its key */
+        char key[240];
+        snprintf(key, sizeof(key), "%s/kubelet.key", certs);
+        assert_int_equal(unlink(key), 0);
+        o = (struct secure_server_options){.cert_dir = certs, .lazy_tls = true};
+        expect_start_error(&o, "one without the other");
 }
 
 /* ---- client certificates ---- */
