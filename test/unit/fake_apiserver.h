@@ -8,6 +8,7 @@
 #ifndef CK_TEST_FAKE_APISERVER_H
 #define CK_TEST_FAKE_APISERVER_H
 
+#include "client/pool.h"
 #include "util/xalloc.h"
 
 #include <netinet/in.h>
@@ -187,6 +188,20 @@ static struct fake *fake_start(const struct answer *script, size_t n)
         assert_int_equal(listen(f->fd, 8), 0);
         assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
         return f;
+}
+
+/* A pool of REST clients pointed at the fake (plain HTTP, no rate limit);
+ * fails the test if it cannot be made.  Free it with rest_pool_free. */
+__attribute__((unused)) static struct rest_pool *fake_rest_pool(const struct fake *f)
+{
+        char server[64];
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f->port);
+        struct rest_config cfg = {.server = server};
+        struct rest_pool *pool = NULL;
+        ck_error_t err = NULL;
+        if (rest_pool_new(&cfg, NULL, &pool, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        return pool;
 }
 
 /* Waits (up to 10 s) until the fake has received n requests; fails the test

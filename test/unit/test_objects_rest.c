@@ -31,12 +31,8 @@ static void test_reads_shared_but_fresh_for_a_new_pod(void **state)
             {.status = 200, .body = "{\"data\":{\"k\":\"made\"}}"},
         };
         struct fake *f = fake_start(script, 4);
-        cleanup_free char *server = xasprintf("http://127.0.0.1:%d", f->port);
-        struct rest_config cfg = {.server = server};
-        struct rest_pool *pool = NULL;
+        struct rest_pool *pool = fake_rest_pool(f);
         ck_error_t err = NULL;
-        if (rest_pool_new(&cfg, NULL, &pool, &err) < 0)
-                fail_msg("%s", ck_error_msg(err));
         struct kube_objects *o = kube_objects_rest_new(pool);
 
         json_t *cm = NULL;

@@ -52,15 +52,12 @@ static void start(struct fixture *f, const struct answer *script, size_t n,
 {
         memset(f, 0, sizeof(*f));
         f->fake = fake_start(script, n);
-        cleanup_free char *server = xasprintf("http://127.0.0.1:%d", f->fake->port);
-        struct rest_config cfg = {.server = server};
-        ck_error_t err = NULL;
-        if (rest_pool_new(&cfg, NULL, &f->pool, &err) < 0)
-                fail_msg("%s", ck_error_msg(err));
+        f->pool = fake_rest_pool(f->fake);
         o.node_name = "node-a";
         o.pool = f->pool;
         if (o.retry_initial_ms == 0)
                 o.retry_initial_ms = -1;
+        ck_error_t err = NULL;
         if (server_auth_new(&o, &f->auth, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
 }

@@ -46,11 +46,7 @@ struct fixture {
 static void start(struct fixture *f, const struct answer *script, size_t n)
 {
         f->fake = fake_start(script, n);
-        cleanup_free char *server = xasprintf("http://127.0.0.1:%d", f->fake->port);
-        struct rest_config cfg = {.server = server};
-        ck_error_t err = NULL;
-        if (rest_pool_new(&cfg, NULL, &f->pool, &err) < 0)
-                fail_msg("%s", ck_error_msg(err));
+        f->pool = fake_rest_pool(f->fake);
         f->store = status_store_new();
         f->sm = status_manager_start(f->store, f->pool, "n1");
 }
