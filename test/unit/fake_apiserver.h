@@ -47,7 +47,7 @@ struct fake {
 static void write_all(int fd, const char *p, size_t n)
 {
         while (n > 0) {
-                ssize_t w = write(fd, p, n);
+                ssize_t w = send(fd, p, n, MSG_NOSIGNAL); /* a client gone: EPIPE, not SIGPIPE */
                 if (w <= 0)
                         return;
                 p += w;
