@@ -62,7 +62,7 @@ images: $(BUILD)/pause
 # Unit tests: each file its own binary (its own process), cmocka runner.
 $(BUILD)/unit/%: test/unit/%.c $(BUILD)/libckubelet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit $< -o $@ $(BUILD)/libckubelet.a $(LIBS) -lcmocka
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/libckubelet.a $(LIBS) -lcmocka
 
 $(BUILD)/asan/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -75,7 +75,7 @@ $(BUILD)/asan/libckubelet.a: $(ASAN_OBJS)
 	ar rcs $@ $^
 $(BUILD)/asan/unit/%: test/unit/%.c $(BUILD)/asan/libckubelet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $(PKG_CFLAGS) -Itest/unit $< -o $@ $(BUILD)/asan/libckubelet.a $(LIBS) -lcmocka
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/asan/libckubelet.a $(LIBS) -lcmocka
 
 # Fuzz targets: clang + libFuzzer; the library is built once, instrumented.
 FUZZ_CFLAGS := $(BASE_CFLAGS) -Wno-unused-command-line-argument -O1 -g $(PKG_CFLAGS)
@@ -125,4 +125,4 @@ bench: deps all
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(UNIT_BINS:=.d) $(ASAN_BINS:=.d)
