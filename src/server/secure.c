@@ -370,28 +370,12 @@ static int check_file(const char *what, const char *path, ck_error_t *err)
  * configuration upstream refuses at start is refused at start. */
 static int check_lazy(const struct secure_server_options *o, ck_error_t *err)
 {
-        if (secure_tls_check_options(o, err) < 0 ||
-            check_file("TLS certificate", o->cert_file, err) < 0 ||
-            check_file("TLS private key", o->key_file, err) < 0 ||
-            check_file("client CA file", o->client_ca_file, err) < 0)
-                return -1;
-        bool has_cert = o->cert_file && *o->cert_file, has_key = o->key_file && *o->key_file;
-        if (has_cert != has_key)
-                return ck_error_make(err, 0,
-                                     "TLS certificate file (`%s`) and private key file (`%s`) "
-                                     "must be given together",
-                                     has_cert ? o->cert_file : "", has_key ? o->key_file : "");
-        if (has_cert || o->cert_dir == NULL || *o->cert_dir == '\0')
-                return 0;
-        /* the self-signed pair: both or neither */
-        cleanup_free char *crt = xasprintf("%s/kubelet.crt", o->cert_dir);
-        cleanup_free char *key = xasprintf("%s/kubelet.key", o->cert_dir);
-        if ((access(crt, F_OK) == 0) != (access(key, F_OK) == 0))
-                return ck_error_make(err, 0,
-                                     "self-signed certificate `%s` and key `%s`: one without the "
-                                     "other (remove it to have a new pair made)",
-                                     crt, key);
-        return 0;
+        return secure_tls_check_options(o, err) < 0 ||
+                       check_file("TLS certificate", o->cert_file, err) < 0 ||
+                       check_file("TLS private key", o->key_file, err) < 0 ||
+                       check_file("client CA file", o->client_ca_file, err) < 0
+                   ? -1
+                   : 0;
 }
 
 static void server_free(struct secure_server *s)

@@ -69,7 +69,8 @@ struct secure_server {
 int secure_tls_new(const struct secure_server_options *o, SSL_CTX **out, ck_error_t *err);
 
 /* What can be checked of the options without setting OpenSSL up (lazy_tls):
- * the TLS version and cipher suite names. */
+ * the TLS version and cipher suite names, a certificate file with its key,
+ * a self-signed pair that is whole (nothing is made). */
 int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *err);
 
 /* The client certificate's identity after the handshake: cn and orgs (new

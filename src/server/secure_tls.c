@@ -279,10 +279,25 @@ static int protocol_options(const struct secure_server_options *o, int *min, cha
         return 0;
 }
 
+/* A certificate file goes with its key file. */
+static int check_pair(const struct secure_server_options *o, ck_error_t *err)
+{
+        if (empty(o->cert_file) == empty(o->key_file))
+                return 0;
+        return ck_error_make(err, 0,
+                             "TLS certificate file (`%s`) and private key file (`%s`) must be "
+                             "given together",
+                             o->cert_file ? o->cert_file : "", o->key_file ? o->key_file : "");
+}
+
 int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *err)
 {
         int min = 0;
-        return protocol_options(o, &min, NULL, err);
+        if (protocol_options(o, &min, NULL, err) < 0 || check_pair(o, err) < 0)
+                return -1;
+        if (empty(o->cert_file) && !empty(o->cert_dir))
+                return secure_selfsigned_check(o->cert_dir, err);
+        return 0;
 }
 
 static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
@@ -313,12 +328,8 @@ static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *
 static int configure(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
 {
         cleanup_free char *cert = NULL, *key = NULL, *host = NULL;
-        if (empty(o->cert_file) != empty(o->key_file))
-                return ck_error_make(err, 0,
-                                     "TLS certificate file (`%s`) and private key file (`%s`) "
-                                     "must be given together",
-                                     o->cert_file ? o->cert_file : "",
-                                     o->key_file ? o->key_file : "");
+        if (check_pair(o, err) < 0)
+                return -1;
         if (!empty(o->cert_file)) {
                 cert = xstrdup(o->cert_file);
                 key = xstrdup(o->key_file);

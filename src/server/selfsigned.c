@@ -177,18 +177,36 @@ static bool can_read(const char *path)
         return true;
 }
 
-int secure_selfsigned_ensure(const char *cert_dir, const char *host, char **cert_path,
-                             char **key_path, ck_error_t *err)
+/* Both of the pair readable (*have true), neither (false), or an error. */
+static int pair_state(const char *crt, const char *key, bool *have, ck_error_t *err)
 {
-        cleanup_free char *crt = xasprintf("%s/kubelet.crt", cert_dir);
-        cleanup_free char *key = xasprintf("%s/kubelet.key", cert_dir);
         bool have_crt = can_read(crt), have_key = can_read(key);
         if (have_crt != have_key)
                 return ck_error_make(err, 0,
                                      "error reading %s, certificate and key must be supplied as a "
                                      "pair",
                                      have_crt ? key : crt);
-        if (!have_crt) {
+        *have = have_crt;
+        return 0;
+}
+
+int secure_selfsigned_check(const char *cert_dir, ck_error_t *err)
+{
+        cleanup_free char *crt = xasprintf("%s/kubelet.crt", cert_dir);
+        cleanup_free char *key = xasprintf("%s/kubelet.key", cert_dir);
+        bool have = false;
+        return pair_state(crt, key, &have, err);
+}
+
+int secure_selfsigned_ensure(const char *cert_dir, const char *host, char **cert_path,
+                             char **key_path, ck_error_t *err)
+{
+        cleanup_free char *crt = xasprintf("%s/kubelet.crt", cert_dir);
+        cleanup_free char *key = xasprintf("%s/kubelet.key", cert_dir);
+        bool have = false;
+        if (pair_state(crt, key, &have, err) < 0)
+                return -1;
+        if (!have) {
                 char *cert_pem = NULL, *key_pem = NULL;
                 if (secure_selfsigned_generate(host, &cert_pem, &key_pem, err) < 0)
                         return ck_error_wrap(err, "unable to generate self signed cert");

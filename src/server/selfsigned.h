@@ -31,4 +31,8 @@ int secure_selfsigned_generate(const char *host, char **cert_pem, char **key_pem
 int secure_selfsigned_ensure(const char *cert_dir, const char *host, char **cert_path,
                              char **key_path, ck_error_t *err);
 
+/* The reuse-or-create step's check alone (nothing is made): an error when
+ * only one of <cert_dir>/kubelet.crt and kubelet.key is readable. */
+int secure_selfsigned_check(const char *cert_dir, ck_error_t *err);
+
 #endif

@@ -632,7 +632,7 @@ static void test_lazy_tls_is_set_up_at_the_first_connection(void **state)
         snprintf(key, sizeof(key), "%s/kubelet.key", certs);
         assert_int_equal(unlink(key), 0);
         o = (struct secure_server_options){.cert_dir = certs, .lazy_tls = true};
-        expect_start_error(&o, "one without the other");
+        expect_start_error(&o, "certificate and key must be supplied as a pair");
 }
 
 /* ---- client certificates ---- */
