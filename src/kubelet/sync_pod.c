@@ -88,6 +88,23 @@ static json_t *last_status(struct kubelet *kl, const struct pod *pod)
         return st;
 }
 
+/* What every status computation of pod starts from; old is its last status
+ * (last_status, borrowed). */
+static struct status_input status_input_of(const struct kubelet *kl, const struct pod *pod,
+                                           const struct runtime_pod_status *rs, const json_t *old,
+                                           bool network_ready)
+{
+        return (struct status_input){
+            .pod = pod,
+            .runtime = rs,
+            .old_status = old,
+            .runtime_name = kl->runtime_name,
+            .host_ip = kl->node_ip,
+            .network_ready = network_ready,
+            .now_ns = fs_now_real_ns(),
+        };
+}
+
 /* Generates and stores the API status; returns its phase (static string). */
 static const char *update_status_failed(struct kubelet *kl, const struct pod *pod,
                                         const struct runtime_pod_status *rs,
@@ -98,21 +115,13 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
         cleanup_json json_t *old = last_status(kl, pod);
         struct kv_list readiness = {0}, startup = {0};
         prober_results(kl->prober, pod->uid, &readiness, &startup);
-        struct status_input in = {
-            .pod = pod,
-            .runtime = rs,
-            .sync = sync,
-            .old_status = old,
-            .runtime_name = kl->runtime_name,
-            .host_ip = kl->node_ip,
-            .network_ready = network_ready,
-            .readiness = &readiness,
-            .startup = &startup,
-            .reject_reason = fail_reason,
-            .reject_message = fail_message,
-            .terminal_failed = fail_reason != NULL,
-            .now_ns = fs_now_real_ns(),
-        };
+        struct status_input in = status_input_of(kl, pod, rs, old, network_ready);
+        in.sync = sync;
+        in.readiness = &readiness;
+        in.startup = &startup;
+        in.reject_reason = fail_reason;
+        in.reject_message = fail_message;
+        in.terminal_failed = fail_reason != NULL;
         const char *phase = status_phase(&in);
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
         status_manager_notify(kl->sm);
@@ -133,14 +142,7 @@ static const char *current_phase(struct kubelet *kl, const struct pod *pod,
                                  const struct runtime_pod_status *rs, bool network_ready)
 {
         cleanup_json json_t *old = last_status(kl, pod);
-        struct status_input in = {
-            .pod = pod,
-            .runtime = rs,
-            .old_status = old,
-            .runtime_name = kl->runtime_name,
-            .network_ready = network_ready,
-            .now_ns = fs_now_real_ns(),
-        };
+        struct status_input in = status_input_of(kl, pod, rs, old, network_ready);
         return status_phase(&in);
 }
 
@@ -189,16 +191,8 @@ static void write_terminal_status(struct kubelet *kl, struct cri_client *cri, co
                 return;
         }
         cleanup_json json_t *old = last_status(kl, pod);
-        struct status_input in = {
-            .pod = pod,
-            .runtime = rs,
-            .old_status = old,
-            .runtime_name = kl->runtime_name,
-            .host_ip = kl->node_ip,
-            .network_ready = true,
-            .pod_terminal = true,
-            .now_ns = fs_now_real_ns(),
-        };
+        struct status_input in = status_input_of(kl, pod, rs, old, true);
+        in.pod_terminal = true;
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
         runtime_pod_status_free(rs);
         status_manager_sync_pod(kl->sm, pod->uid);
