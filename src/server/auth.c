@@ -270,20 +270,6 @@ static void unauthorized(struct server_auth_result *out)
         out->message = xstrdup("Unauthorized");
 }
 
-void server_auth_check(struct server_auth *a, const char *method, const char *path,
-                       const char *authorization, const char *peer_cn, const char *const *peer_orgs,
-                       struct server_auth_result *out)
-{
-        struct server_auth_request req = {
-            .method = method,
-            .path = path,
-            .authorization = authorization,
-            .peer_cn = peer_cn,
-            .peer_orgs = peer_orgs,
-        };
-        server_auth_check_request(a, &req, out);
-}
-
 void server_auth_check_request(struct server_auth *a, const struct server_auth_request *req,
                                struct server_auth_result *out)
 {

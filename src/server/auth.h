@@ -76,7 +76,7 @@ struct server_auth;
  * authentication method at all (neither x509, webhook nor anonymous), no
  * node name. */
 int server_auth_new(const struct server_auth_options *o, struct server_auth **out, ck_error_t *err);
-/* NULL-safe.  No server_auth_check may be running. */
+/* NULL-safe.  No server_auth_check_request may be running. */
 void server_auth_free(struct server_auth *a);
 
 struct server_auth_result {
@@ -85,37 +85,31 @@ struct server_auth_result {
         char *user;    /* owned: the authenticated user (for logs), NULL when none */
 };
 
-/* Authenticates a request and authorizes method on path.  Thread-safe:
- * connection threads call it concurrently; it blocks while it asks the
- * apiserver (a cache miss).
+/* A request as the TLS layer hands it over (all borrowed).
  *   method: the HTTP method as received ("GET").
- *   path: the request path, percent-decoded, without the query (the path
- *     the router matches).
+ *   path: the request path without the query, as the router matches it
+ *     (ckubelet's router matches the raw path; Go's decodes it first).
  *   authorization: the Authorization header value, or NULL.
  *   peer_cn, peer_orgs: the subject of the client certificate the TLS layer
  *     verified against the client CA (peer_orgs NULL-terminated, may be
- *     NULL), or NULL when the client sent none.
- * Fills *out (release it with server_auth_result_release).  Failures are
- * logged as upstream logs them (never with the token). */
-void server_auth_check(struct server_auth *a, const char *method, const char *path,
-                       const char *authorization, const char *peer_cn, const char *const *peer_orgs,
-                       struct server_auth_result *out);
-
-/* A request as server_auth_check_request sees it (all borrowed). */
+ *     NULL), or NULL when the client sent none. */
 struct server_auth_request {
-        const char *method, *path, *authorization; /* as for server_auth_check */
+        const char *method, *path, *authorization;
         const char *peer_cn;
         const char *const *peer_orgs;
         /* A client certificate was presented but failed verification against
          * the client CA: why (else NULL).  With x509 on, upstream's x509
          * authenticator fails on it: the request is then only authenticated
-         * by a valid bearer token, never anonymous (401). */
+         * by a valid bearer token, never anonymous (401, even when anonymous
+         * requests are allowed). */
         const char *peer_verify_error;
 };
 
-/* server_auth_check with what the TLS layer knows of a rejected client
- * certificate (upstream answers 401 to it even when anonymous requests are
- * allowed).  Same contract. */
+/* Authenticates req and authorizes its method on its path.  Thread-safe:
+ * connection threads call it concurrently; it blocks while it asks the
+ * apiserver (a cache miss).  Fills *out (release it with
+ * server_auth_result_release).  Failures are logged as upstream logs them
+ * (never with the token). */
 void server_auth_check_request(struct server_auth *a, const struct server_auth_request *req,
                                struct server_auth_result *out);
 

@@ -38,6 +38,21 @@
 
 static const char *const masters[] = {"system:masters", NULL};
 
+/* One request without a rejected client certificate. */
+static void auth_check(struct server_auth *a, const char *method, const char *path,
+                       const char *authorization, const char *peer_cn, const char *const *peer_orgs,
+                       struct server_auth_result *out)
+{
+        struct server_auth_request req = {
+            .method = method,
+            .path = path,
+            .authorization = authorization,
+            .peer_cn = peer_cn,
+            .peer_orgs = peer_orgs,
+        };
+        server_auth_check_request(a, &req, out);
+}
+
 struct fixture {
         struct fake *fake;
         struct rest_pool *pool;
@@ -86,7 +101,7 @@ static void check(struct fixture *f, const char *method, const char *path,
                   const char *authorization, const char *cn, const char *const *orgs)
 {
         server_auth_result_release(&f->res);
-        server_auth_check(f->auth, method, path, authorization, cn, orgs, &f->res);
+        auth_check(f->auth, method, path, authorization, cn, orgs, &f->res);
 }
 
 static size_t requests(struct fixture *f)
@@ -135,19 +150,19 @@ static void test_cert_identity_always_allowed(void **state)
         (void)state;
         struct server_auth *a = new_local((struct server_auth_options){.x509 = true});
         struct server_auth_result r;
-        server_auth_check(a, "GET", "/containerLogs/ns/p/c", NULL, "kube-apiserver-kubelet-client",
-                          masters, &r);
+        auth_check(a, "GET", "/containerLogs/ns/p/c", NULL, "kube-apiserver-kubelet-client",
+                   masters, &r);
         assert_int_equal(r.status, 0);
         assert_string_equal(r.user, "kube-apiserver-kubelet-client");
         server_auth_result_release(&r);
         /* no certificate, no anonymous: 401 */
-        server_auth_check(a, "GET", "/containerLogs/ns/p/c", "Bearer t", NULL, NULL, &r);
+        auth_check(a, "GET", "/containerLogs/ns/p/c", "Bearer t", NULL, NULL, &r);
         assert_int_equal(r.status, 401);
         assert_string_equal(r.message, "Unauthorized");
         assert_null(r.user);
         server_auth_result_release(&r);
         /* a certificate without a CN names nobody */
-        server_auth_check(a, "GET", "/pods", NULL, "", masters, &r);
+        auth_check(a, "GET", "/pods", NULL, "", masters, &r);
         assert_int_equal(r.status, 401);
         server_auth_result_release(&r);
         server_auth_free(a);
@@ -159,19 +174,19 @@ static void test_anonymous_on_and_off(void **state)
         struct server_auth *a = new_local((struct server_auth_options){.anonymous = true});
         struct server_auth_result r;
         /* without x509, a certificate does not identify: anonymous */
-        server_auth_check(a, "GET", "/pods", NULL, "someone", masters, &r);
+        auth_check(a, "GET", "/pods", NULL, "someone", masters, &r);
         assert_int_equal(r.status, 0);
         assert_string_equal(r.user, "system:anonymous");
         server_auth_result_release(&r);
         /* without webhook authentication, a token is ignored */
-        server_auth_check(a, "GET", "/pods", "Bearer abc", NULL, NULL, &r);
+        auth_check(a, "GET", "/pods", "Bearer abc", NULL, NULL, &r);
         assert_int_equal(r.status, 0);
         assert_string_equal(r.user, "system:anonymous");
         server_auth_result_release(&r);
         server_auth_free(a);
 
         a = new_local((struct server_auth_options){.x509 = true, .anonymous = false});
-        server_auth_check(a, "GET", "/pods", NULL, NULL, NULL, &r);
+        auth_check(a, "GET", "/pods", NULL, NULL, NULL, &r);
         assert_int_equal(r.status, 401);
         assert_string_equal(r.message, "Unauthorized");
         server_auth_result_release(&r);
@@ -483,8 +498,7 @@ static void *hammer_run(void *arg)
         struct hammer *h = arg;
         for (int i = 0; i < 50; i++) {
                 struct server_auth_result r;
-                server_auth_check(h->auth, "GET", "/containerLogs/ns/p/c", "Bearer tok-4", NULL,
-                                  NULL, &r);
+                auth_check(h->auth, "GET", "/containerLogs/ns/p/c", "Bearer tok-4", NULL, NULL, &r);
                 if (r.status != 0 || r.user == NULL || strcmp(r.user, "alice") != 0)
                         h->failures++;
                 server_auth_result_release(&r);
