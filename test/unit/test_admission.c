@@ -9,20 +9,9 @@
 #include "kubelet/admission.h"
 #include "util/yamljson.h"
 
-#include <string.h>
+#include "test_pods.h"
 
-static struct pod *pod_from_yaml(const char *yaml)
-{
-        json_t *obj = NULL;
-        ck_error_t err = NULL;
-        if (yamljson_parse(yaml, strlen(yaml), &obj, &err) < 0)
-                fail_msg("yaml: %s", ck_error_msg(err));
-        struct pod *p = NULL;
-        if (api_pod_decode(obj, &p, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(obj);
-        return p;
-}
+#include <string.h>
 
 static struct pod *pod_with(const char *name, const char *cpu, const char *mem, int host_port)
 {
@@ -36,7 +25,7 @@ static struct pod *pod_with(const char *name, const char *cpu, const char *mem, 
                  "  - name: c\n    image: busybox:1.35\n    resources: {requests: {cpu: \"%s\", "
                  "memory: \"%s\"}}%s\n",
                  name, cpu, mem, ports);
-        return pod_from_yaml(buf);
+        return test_pod_yaml(buf);
 }
 
 static const struct admission_node node = {
@@ -120,7 +109,7 @@ static void test_host_port_conflict(void **state)
 static void test_requests_with_init_and_sidecar(void **state)
 {
         (void)state;
-        struct pod *p = pod_from_yaml(
+        struct pod *p = test_pod_yaml(
             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
             "  initContainers:\n"
             "  - {name: side, image: b:1, restartPolicy: Always, resources: {requests: {cpu: "

@@ -19,6 +19,8 @@
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
+#include "test_pods.h"
+
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -80,10 +82,7 @@ static struct pod *pod_with_secrets(const char *const *names)
             json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:[{s:s,s:s}],s:o}}", "apiVersion", "v1", "kind",
                       "Pod", "metadata", "name", "web", "namespace", "team", "uid", "u-1", "spec",
                       "containers", "name", "c", "image", "busybox", "imagePullSecrets", refs);
-        struct pod *pod = NULL;
-        cleanup_error ck_error_t err = NULL;
-        assert_int_equal(api_pod_decode(obj, &pod, &err), 0);
-        return pod;
+        return test_pod_object(obj);
 }
 
 static struct kuberuntime_keyring *load(struct fake_api *api, const char *const *names)
@@ -471,10 +470,7 @@ static struct pod *pod_running(const char *image, const char *policy, const char
         if (secret != NULL)
                 json_object_set_new(json_object_get(obj, "spec"), "imagePullSecrets",
                                     json_pack("[{s:s}]", "name", secret));
-        struct pod *pod = NULL;
-        cleanup_error ck_error_t err = NULL;
-        assert_int_equal(api_pod_decode(obj, &pod, &err), 0);
-        return pod;
+        return test_pod_object(obj);
 }
 
 /* Runs EnsureImageExists for the pod's container: 0 and the image ref, or

@@ -18,6 +18,8 @@
 #include "status/generate.h"
 #include "util/error.h"
 
+#include "test_pods.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,10 +63,7 @@ static struct pod *make_pod(const char *restart_policy, const char *init, const 
                       "kind", "Pod", "metadata", "name", "web", "namespace", "default", "uid",
                       "uid-1", "generation", (json_int_t)1, "spec", "restartPolicy", restart_policy,
                       "containers", containers_json(app), "initContainers", containers_json(init));
-        struct pod *pod = NULL;
-        ck_error_t err = NULL;
-        if (api_pod_decode(obj, &pod, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
+        struct pod *pod = test_pod_object(obj);
         json_decref(obj);
         return pod;
 }

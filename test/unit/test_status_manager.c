@@ -20,6 +20,8 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 
+#include "test_pods.h"
+
 static struct pod *api_pod(const char *name, const char *uid)
 {
         cleanup_free char *text =
@@ -28,10 +30,7 @@ static struct pod *api_pod(const char *name, const char *uid)
                       "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}",
                       name, uid);
         cleanup_json json_t *obj = json_loads(text, 0, NULL);
-        struct pod *pod = NULL;
-        ck_error_t err = NULL;
-        if (api_pod_decode(obj, &pod, &err) < 0)
-                fail_msg("%s", ck_error_msg(err));
+        struct pod *pod = test_pod_object(obj);
         pod->source = POD_SOURCE_API;
         return pod;
 }

@@ -21,6 +21,8 @@
 #include "volume/plugins.h"
 #include "volume/volume.h"
 
+#include "test_pods.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -149,15 +151,8 @@ static struct pod *pod_with(struct fixture *f, const char *volumes, const char *
                                             "      limits: {cpu: 1500m, memory: 64Mi}\n"
                                             "  volumes:\n%s",
                                             spec_extra ? spec_extra : "", volumes);
-        json_t *j = NULL;
-        ck_error_t err = NULL;
-        if (yamljson_parse(yaml, strlen(yaml), &j, &err) < 0)
-                fail_msg("yaml: %s", ck_error_msg(err));
         pod_unref(f->pod);
-        f->pod = NULL;
-        if (api_pod_decode(j, &f->pod, &err) < 0)
-                fail_msg("decode: %s", ck_error_msg(err));
-        json_decref(j);
+        f->pod = test_pod_yaml(yaml);
         return f->pod;
 }
 
