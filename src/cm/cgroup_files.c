@@ -6,6 +6,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "util/sleep.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -113,13 +114,6 @@ static bool entry_is_dir(const char *dir, const struct dirent *de)
         cleanup_free char *path = xasprintf("%s/%s", dir, de->d_name);
         struct stat st;
         return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static void sleep_ms(long ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }
 
 /* rmdir of one cgroup directory and everything below it, deepest first. */

@@ -20,6 +20,7 @@
 #include "util/log.h"
 #include "util/strquote.h"
 #include "util/xalloc.h"
+#include "util/sleep.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -136,17 +137,6 @@ static char *failure_message(const struct pod *pod, const struct container *c,
                                  "failed - error: %s",
                                  h->http_path ? h->http_path : "", c->name, pd, why);
         return xasprintf("Cannot run handler: invalid handler: %s", why);
-}
-
-static void sleep_ms(int64_t ms)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (ms % 1000) * 1000000;
-        ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                ;
 }
 
 /* Runs h once; 0 or -1 with *message (new string). */

@@ -7,6 +7,7 @@
 #include "prober/prober_internal.h"
 
 #include "util/xalloc.h"
+#include "util/sleep.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -57,9 +58,7 @@ int prober__resolve_port(const struct int_or_string *port, const struct containe
 /* The sleep action: sleeps, then succeeds (upstream runSleepHandler). */
 static enum prober_outcome run_sleep(int64_t seconds)
 {
-        struct timespec ts = {.tv_sec = seconds > 0 ? (time_t)seconds : 0};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
+        sleep_ms(seconds > INT64_MAX / 1000 ? INT64_MAX : seconds * 1000);
         return PROBER_OUTCOME_SUCCESS;
 }
 

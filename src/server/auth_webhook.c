@@ -5,6 +5,7 @@
 
 #include "client/rest.h"
 #include "util/cleanup.h"
+#include "util/sleep.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -24,13 +25,6 @@
 static bool should_retry(ck_error_t e)
 {
         return e->code == REST_ERR_TRANSPORT || e->code == 429 || e->code == 500 || e->code == 504;
-}
-
-static void sleep_ms(int64_t ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }
 
 /* POSTs body (JSON) to path, retrying as upstream's webhooks do. */

@@ -22,3 +22,16 @@ bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const ato
         pthread_mutex_unlock(lock);
         return !atomic_load(stop);
 }
+
+void sleep_ms(int64_t ms)
+{
+        if (ms <= 0)
+                return;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + (ms % 1000) * 1000000;
+        ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+}

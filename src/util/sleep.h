@@ -2,7 +2,7 @@
 /*
  * The interruptible sleep of a background thread that another thread
  * stops: it waits on a condition variable until a time passes or a stop
- * flag is set.
+ * flag is set; and the plain sleep of a thread nobody stops.
  */
 #ifndef CK_UTIL_SLEEP_H
 #define CK_UTIL_SLEEP_H
@@ -19,5 +19,9 @@
  * Returns false when stopped. */
 bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
                           int64_t ms);
+
+/* Sleeps ms milliseconds of CLOCK_MONOTONIC, whatever signals arrive
+ * (ms <= 0: returns at once). */
+void sleep_ms(int64_t ms);
 
 #endif
