@@ -6,8 +6,10 @@
  *                        below it), read-only when asked or when the volume
  *                        kind is always read-only (configMap, secret,
  *                        downwardAPI, projected), propagation translated;
- *   /etc/hosts        -> <root>/pods/<uid>/etc-hosts, for pods with their
- *                        own network and an IP, unless the container mounts
+ *   /etc/hosts        -> <root>/pods/<uid>/etc-hosts, written before each
+ *                        container start (upstream ensureHostsFile), for
+ *                        pods with an IP or with hostNetwork (upstream
+ *                        shouldMountHostsFile), unless the container mounts
  *                        /etc/hosts itself;
  *   termination log   -> a new empty file
  *                        <root>/pods/<uid>/containers/<name>/<8 hex digits>
@@ -26,6 +28,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "volume/volume.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -304,7 +307,7 @@ int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const 
                 return ck_error_make(err, 0, "invalid pod uid \"%s\" or container name \"%s\"",
                                      pod->uid ? pod->uid : "", c->name ? c->name : "");
 
-        bool mount_etc_hosts = !pod->host_network && pod_ip != NULL && *pod_ip != '\0';
+        bool mount_etc_hosts = pod->host_network || (pod_ip != NULL && *pod_ip != '\0');
         for (size_t i = 0; i < c->n_volume_mounts; i++) {
                 const struct volume_mount *vm = &c->volume_mounts[i];
                 if (strcmp(vm->mount_path, ETC_HOSTS_PATH) == 0)
@@ -340,8 +343,10 @@ int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const 
         }
 
         if (mount_etc_hosts) {
-                cleanup_free char *hosts =
-                    xasprintf("%s/pods/%s/etc-hosts", opts->root_dir, pod->uid);
+                cleanup_free char *hosts = NULL;
+                if (volume_write_etc_hosts(opts->root_dir, pod, pod_ip, opts->cluster_domain,
+                                           &hosts, err) < 0)
+                        return -1;
                 add_mount(cfg, ETC_HOSTS_PATH, hosts, false,
                           RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE);
         }

@@ -76,9 +76,8 @@ static char *pod_hostname(const struct pod *pod)
         return s;
 }
 
-int volume_write_etc_hosts_for_domain(const char *root_dir, const struct pod *pod,
-                                      const char *pod_ip, const char *cluster_domain, char **path,
-                                      ck_error_t *err)
+int volume_write_etc_hosts(const char *root_dir, const struct pod *pod, const char *pod_ip,
+                           const char *cluster_domain, char **path, ck_error_t *err)
 {
         if (volume_check_component("pod UID", pod->uid, err) < 0)
                 return ck_error_wrap(err, "write /etc/hosts");
@@ -126,10 +125,4 @@ int volume_write_etc_hosts_for_domain(const char *root_dir, const struct pod *po
         *path = file;
         file = NULL;
         return 0;
-}
-
-int volume_write_etc_hosts(const char *root_dir, const struct pod *pod, const char *pod_ip,
-                           char **path, ck_error_t *err)
-{
-        return volume_write_etc_hosts_for_domain(root_dir, pod, pod_ip, "", path, err);
 }

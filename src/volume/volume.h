@@ -47,16 +47,15 @@ int volume_cleanup_pod(const char *root_dir, const char *uid, ck_error_t *err);
 /* UIDs with a directory under <root>/pods (NULL-terminated, new strings). */
 int volume_list_pod_dirs(const char *root_dir, char ***uids, ck_error_t *err);
 
-/* Writes the pod's /etc/hosts (localhost lines, the pod's IP and hostname,
- * hostAliases) as upstream's managed hosts file; returns its path (new). */
+/* Writes the pod's /etc/hosts, <root>/pods/<uid>/etc-hosts (the pod's
+ * directory must exist), as upstream's ensureHostsFile before each container
+ * start: for a pod with its own network the managed file (localhost lines,
+ * "<ip>\t<hostname>", or with a subdomain
+ * "<ip>\t<hostname>.<subdomain>.<namespace>.svc.<cluster_domain>\t<hostname>",
+ * then hostAliases); for hostNetwork the node's /etc/hosts under its own
+ * header, then hostAliases.  cluster_domain may be NULL or "".  Written
+ * atomically (0644); returns its path (new) in *path. */
 int volume_write_etc_hosts(const char *root_dir, const struct pod *pod, const char *pod_ip,
-                           char **path, ck_error_t *err);
-
-/* The same with the cluster domain (--cluster-domain): a pod with a subdomain
- * gets "<ip>\t<hostname>.<subdomain>.<namespace>.svc.<domain>\t<hostname>".
- * volume_write_etc_hosts passes "" (as upstream does with no cluster domain). */
-int volume_write_etc_hosts_for_domain(const char *root_dir, const struct pod *pod,
-                                      const char *pod_ip, const char *cluster_domain, char **path,
-                                      ck_error_t *err);
+                           const char *cluster_domain, char **path, ck_error_t *err);
 
 #endif

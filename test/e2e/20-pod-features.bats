@@ -78,8 +78,59 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[ "$(cat "$hostdir/out")" = from-host ]
 	[[ $(cat "$hostdir/mounts") == tmpfs* ]]
 	ctr=$(running_containers_of hostnet)
+	# the host's interfaces, by name: the host's network namespace
 	run crictl exec "$ctr" cat /proc/net/dev
-	[[ $output == *ckb0* ]] # the host's bridge is visible: the host's network namespace
+	[ "$status" -eq 0 ]
+	[ "$(awk -F: 'NR > 2 { print $1 }' <<<"$output" | sort | xargs)" = \
+		"$(awk -F: 'NR > 2 { print $1 }' /proc/net/dev | sort | xargs)" ]
+	# /etc/hosts: the node's file under the kubelet's header (upstream
+	# nodeHostsFileContent), not a directory the runtime made
+	run crictl exec "$ctr" cat /etc/hosts
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '# Kubernetes-managed hosts file (host network).\n%s' "$(cat /etc/hosts)")" ]
+}
+
+@test "/etc/hosts is the kubelet-managed file: pod IP, hostname and FQDN, hostAliases, across restarts" {
+	cat >"$MANIFESTS/hosts.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: hosts}
+	spec:
+	  hostname: web-0
+	  subdomain: front
+	  hostAliases:
+	  - {ip: 10.1.2.3, hostnames: [db.local, cache.local]}
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	start_agent "$MANIFESTS" --cluster-domain=cluster.local
+	wait_for -t 60 running_is hosts main
+	ip=$(pod_ip hosts)
+	[ -n "$ip" ]
+	want=$(printf '%s\n' "# Kubernetes-managed hosts file." "127.0.0.1	localhost" \
+		"::1	localhost ip6-localhost ip6-loopback" "fe00::0	ip6-localnet" \
+		"fe00::0	ip6-mcastprefix" "fe00::1	ip6-allnodes" "fe00::2	ip6-allrouters" \
+		"$ip	web-0.front.default.svc.cluster.local	web-0" "" \
+		"# Entries added by HostAliases." "10.1.2.3	db.local	cache.local")
+	ctr=$(running_containers_of hosts)
+	run crictl exec "$ctr" cat /etc/hosts
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
+	# what a program in the pod resolves through it
+	run crictl exec "$ctr" ping -c 1 -W 2 web-0.front.default.svc.cluster.local
+	[ "$status" -eq 0 ]
+	[[ $output == *"($ip)"* ]]
+
+	# the next container instance sees the same file
+	crictl stop "$ctr" >/dev/null
+	wait_for -t 60 restarts_at_least hosts main 1
+	wait_for -t 30 running_is hosts main
+	ctr2=$(running_containers_of hosts)
+	[ -n "$ctr2" ]
+	[ "$ctr2" != "$ctr" ]
+	run crictl exec "$ctr2" cat /etc/hosts
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
 }
 
 @test "a hostPath of type Directory that does not exist fails the pod's sync with a clear error" {

@@ -12,8 +12,10 @@
 
 #include "api/decode.h"
 #include "kuberuntime/builders.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/yamljson.h"
+#include "volume/volume.h"
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -119,10 +121,23 @@ container_cfg(const struct pod *p, size_t idx, const char *pod_ip, const struct 
         struct kuberuntime_options o = opts();
         Runtime__V1__ContainerConfig *cfg = NULL;
         ck_error_t err = NULL;
+        /* as sync_pod does before any container starts */
+        if (volume_make_pod_dirs(root, p, &err) < 0)
+                fail_msg("pod dirs: %s", ck_error_msg(err));
         if (kuberuntime_container_config(&o, p, &p->containers[idx], 3, pod_ip, volumes, &cfg,
                                          &err) < 0)
                 fail_msg("container config: %s", ck_error_msg(err));
         return cfg;
+}
+
+/* The whole file at path (new string); fails the test when unreadable. */
+static char *slurp(const char *path)
+{
+        char *buf = NULL;
+        ck_error_t err = NULL;
+        if (fs_read_file(path, 1 << 20, &buf, NULL, &err) < 0)
+                fail_msg("read %s: %s", path, ck_error_msg(err));
+        return buf;
 }
 
 /* The error message of a container config that must fail. New string. */
@@ -646,10 +661,18 @@ static void test_mounts(void **state)
         assert_non_null(m);
         assert_true(m->readonly); /* configMap volumes are always read-only */
 
+        /* /etc/hosts: the kubelet-managed file, written before the start */
         m = mount_at(cfg, "/etc/hosts");
         assert_non_null(m);
         snprintf(want, sizeof(want), "%s/pods/0b0e7c52-uid/etc-hosts", root);
         assert_string_equal(m->host_path, want);
+        assert_false(m->readonly);
+        assert_int_equal(stat(want, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        char *hosts = slurp(want);
+        assert_non_null(strstr(hosts, "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n"));
+        assert_non_null(strstr(hosts, "\n10.88.0.5\tweb\n"));
+        free(hosts);
 
         /* the termination log: a new empty 0666 file under the pod's dir */
         m = mount_at(cfg, "/dev/termination-log");
@@ -672,12 +695,28 @@ static void test_mounts(void **state)
         kuberuntime_container_config_free(cfg);
         pod_unref(p);
 
-        /* hostNetwork, or a container mounting /etc/hosts itself: none either */
-        p = simple_pod(NULL, "  hostNetwork: true\n");
-        cfg = container_cfg(p, 0, "10.88.0.5", &vols);
-        assert_null(mount_at(cfg, "/etc/hosts"));
+        /* hostNetwork: the node's file under upstream's header, with or
+         * without an IP (upstream shouldMountHostsFile) */
+        p = simple_pod(NULL, "  hostNetwork: true\n"
+                             "  hostAliases: [{ip: 10.1.2.3, hostnames: [db.local]}]\n");
+        cfg = container_cfg(p, 0, NULL, &vols);
+        m = mount_at(cfg, "/etc/hosts");
+        assert_non_null(m);
+        hosts = slurp(m->host_path);
+        char *node = slurp("/etc/hosts");
+        char *want_hosts = NULL;
+        assert_true(asprintf(&want_hosts,
+                             "# Kubernetes-managed hosts file (host network).\n%s\n"
+                             "# Entries added by HostAliases.\n10.1.2.3\tdb.local\n",
+                             node) > 0);
+        assert_string_equal(hosts, want_hosts);
+        free(want_hosts);
+        free(node);
+        free(hosts);
         kuberuntime_container_config_free(cfg);
         pod_unref(p);
+
+        /* a container mounting /etc/hosts itself: none */
         p = simple_pod("    volumeMounts: [{name: conf, mountPath: /etc/hosts, subPath: hosts}]\n",
                        "  volumes: [{name: conf, emptyDir: {}}]\n");
         cfg = container_cfg(p, 0, "10.88.0.5", &vols);

@@ -20,6 +20,7 @@
 #include "util/xalloc.h"
 #include "util/log.h"
 #include "util/yamljson.h"
+#include "volume/volume.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,6 +84,9 @@ static Runtime__V1__ContainerConfig *build(const char *cextra, const struct kube
         struct pod *p = pod_with_container(cextra);
         Runtime__V1__ContainerConfig *cfg = NULL;
         ck_error_t err = NULL;
+        /* as sync_pod does before any container starts (/etc/hosts goes there) */
+        if (volume_make_pod_dirs(root, p, &err) < 0)
+                fail_msg("pod dirs: %s", ck_error_msg(err));
         if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
                                                       k, &cfg, &err) < 0) {
                 *msg = xstrdup(ck_error_msg(err));

@@ -21,6 +21,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/yamljson.h"
+#include "volume/volume.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -698,6 +699,15 @@ static void test_kill_orphan_without_hook(void **state)
 
 /* ---- postStart ---- */
 
+/* The pod's directories, as the kubelet's sync makes them before the
+ * runtime's (a container's /etc/hosts is written there). */
+static void make_pod_dirs(struct fixture *f, const struct pod *p)
+{
+        ck_error_t err = NULL;
+        if (volume_make_pod_dirs(f->root, p, &err) < 0)
+                fail_msg("pod dirs: %s", ck_error_msg(err));
+}
+
 static const char post_start_pod[] = "apiVersion: v1\n"
                                      "kind: Pod\n"
                                      "metadata: {name: web, namespace: shop, uid: uid-1}\n"
@@ -713,6 +723,7 @@ static void test_post_start_failure_kills_and_waits(void **state)
 {
         struct fixture *f = *state;
         struct pod *p = test_pod_yaml(post_start_pod);
+        make_pod_dirs(f, p);
         f->rt.exec_exit_code = 3;
         f->rt.exec_stdout = "oops\n";
         f->rt.exec_stderr = "bad \"x\"";
@@ -745,6 +756,7 @@ static void test_post_start_success_keeps_running(void **state)
 {
         struct fixture *f = *state;
         struct pod *p = test_pod_yaml(post_start_pod);
+        make_pod_dirs(f, p);
         struct kuberuntime_sync_result result = {0};
         struct kuberuntime_pod_context ctx = {.cgroup_parent = ""};
         ck_error_t err = NULL;

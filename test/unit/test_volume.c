@@ -400,7 +400,7 @@ static void test_etc_hosts(void **state)
         assert_int_equal(volume_make_pod_dirs(f->root, &pod, &err), 0);
 
         cleanup_free char *path = NULL;
-        assert_int_equal(volume_write_etc_hosts(f->root, &pod, "10.88.0.5", &path, &err), 0);
+        assert_int_equal(volume_write_etc_hosts(f->root, &pod, "10.88.0.5", NULL, &path, &err), 0);
         cleanup_free char *want_path = xasprintf("%s/pods/" UID "/etc-hosts", f->root);
         assert_string_equal(path, want_path);
         assert_int_equal(mode_of(path) & 07777, 0644);
@@ -426,9 +426,8 @@ static void test_etc_hosts(void **state)
         pod.host_aliases = aliases;
         pod.n_host_aliases = 2;
         cleanup_free char *path2 = NULL;
-        assert_int_equal(volume_write_etc_hosts_for_domain(f->root, &pod, "10.88.0.5",
-                                                           "cluster.local", &path2, &err),
-                         0);
+        assert_int_equal(
+            volume_write_etc_hosts(f->root, &pod, "10.88.0.5", "cluster.local", &path2, &err), 0);
         cleanup_free char *got2 = read_all(path2);
         cleanup_free char *want2 = xasprintf("%s10.88.0.5\tmyhost.sub.default.svc.cluster.local\t"
                                              "myhost\n\n# Entries added by HostAliases.\n"
@@ -440,7 +439,7 @@ static void test_etc_hosts(void **state)
         pod.host_network = true;
         pod.n_host_aliases = 0;
         cleanup_free char *path3 = NULL;
-        assert_int_equal(volume_write_etc_hosts(f->root, &pod, "192.0.2.1", &path3, &err), 0);
+        assert_int_equal(volume_write_etc_hosts(f->root, &pod, "192.0.2.1", "", &path3, &err), 0);
         cleanup_free char *node = read_all("/etc/hosts");
         cleanup_free char *want3 =
             xasprintf("# Kubernetes-managed hosts file (host network).\n%s", node);
@@ -454,7 +453,7 @@ static void test_etc_hosts(void **state)
         pod.host_aliases = &bad;
         pod.n_host_aliases = 1;
         char *path4 = NULL;
-        assert_true(volume_write_etc_hosts(f->root, &pod, "10.88.0.5", &path4, &err) < 0);
+        assert_true(volume_write_etc_hosts(f->root, &pod, "10.88.0.5", "", &path4, &err) < 0);
         assert_non_null(strstr(ck_error_msg(err), "invalid hostAliases hostname"));
         ck_error_release(&err);
         cleanup_free char *still = read_all(path3);
