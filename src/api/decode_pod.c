@@ -447,6 +447,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         get_bool(d, spec, p, "hostPID", &pod->host_pid);
         get_bool(d, spec, p, "hostIPC", &pod->host_ipc);
         get_bool(d, spec, p, "shareProcessNamespace", &pod->share_process_namespace);
+        get_bool(d, spec, p, "enableServiceLinks", &pod->enable_service_links);
         get_int(d, spec, p, "terminationGracePeriodSeconds", 64,
                 &pod->termination_grace_period_seconds);
         pod->has_active_deadline_seconds =

@@ -290,6 +290,7 @@ struct pod {
         enum dns_policy dns_policy;
         struct pod_dns_config *dns_config; /* NULL if none */
         bool host_network, host_pid, host_ipc, share_process_namespace;
+        bool enable_service_links; /* default true */
         char *hostname;
         char *subdomain;
         char *node_name;

@@ -33,6 +33,7 @@ struct cached_object {
 struct rest_objects {
         struct kube_objects iface; /* first: the public face */
         struct rest_pool *pool;
+        struct informer *services;
         pthread_mutex_t lock;
         struct cached_object *cache;
         size_t n_cache;
@@ -168,13 +169,24 @@ static int rest_objects_request_token(void *opaque, const struct kube_token_requ
         return 0;
 }
 
-struct kube_objects *kube_objects_rest_new(struct rest_pool *pool)
+static bool rest_objects_list_services(void *opaque, json_t **out)
+{
+        struct informer *services = ((struct rest_objects *)opaque)->services;
+        bool synced = informer_has_synced(services);
+        *out = informer_list(services);
+        return synced;
+}
+
+struct kube_objects *kube_objects_rest_new(struct rest_pool *pool, struct informer *services)
 {
         struct rest_objects *o = xcalloc(1, sizeof(*o));
         o->iface.get = rest_objects_get;
         o->iface.request_token = rest_objects_request_token;
+        if (services != NULL)
+                o->iface.list_services = rest_objects_list_services;
         o->iface.opaque = o;
         o->pool = pool;
+        o->services = services;
         pthread_mutex_init(&o->lock, NULL);
         return &o->iface;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "api/decode.h"
 #include "client/kubeconfig.h"
+#include "envvars/envvars.h"
 #include "kubelet/admission.h"
 #include "kubelet/kubelet_internal.h"
 #include "status/generate.h"
@@ -612,7 +613,10 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         kl->api_rl = rest_ratelimiter_new(cfg->kube_api_qps, cfg->kube_api_burst);
         if (rest_pool_new(kl->api_cfg, kl->api_rl, &kl->api_pool, err) < 0)
                 return ck_error_wrap(err, "apiserver client for `%s`", kl->api_cfg->server);
-        kl->kube = kube_objects_rest_new(kl->api_pool);
+        /* upstream NewMainKubelet's service informer, trimmed to the fields
+         * the service environment variables need */
+        kl->services = informer_new("services", "/api/v1/services", envvars_service_fields);
+        kl->kube = kube_objects_rest_new(kl->api_pool, kl->services);
         if (event_recorder_new(kl->api_cfg, kl->api_rl, cfg->node_name, &kl->recorder, err) < 0)
                 return ck_error_wrap(err, "event recorder");
         /* the InternalIP the node reports is every pod's hostIP */
@@ -863,6 +867,9 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                        PLEG_RELIST_PERIOD_MS, on_pleg, kl, &kl->pleg, err) < 0)
                 return ck_error_wrap(err, "PLEG");
         if (kl->api_cfg) {
+                /* before the pods: their containers wait for the first list */
+                if (informer_start(kl->services, kl->api_cfg, kl->api_rl, err) < 0)
+                        return ck_error_wrap(err, "apiserver service informer");
                 kl->sm = status_manager_start(kl->status, kl->api_pool, cfg->node_name);
                 if (api_source_start(kl->api_cfg, kl->api_rl, cfg->node_name, on_source, kl,
                                      &kl->api, err) < 0)
@@ -908,6 +915,7 @@ void kubelet_free(struct kubelet *kl)
         cri_client_free(kl->node_cri);
         event_recorder_free(kl->recorder);
         kube_objects_rest_free(kl->kube);
+        informer_free(kl->services);
         rest_pool_free(kl->api_pool);
         rest_ratelimiter_free(kl->api_rl);
         rest_config_clear(kl->api_cfg);

@@ -96,6 +96,7 @@ struct kubelet {
         struct rest_ratelimiter *api_rl;
         struct rest_pool *api_pool;
         struct kube_objects *kube;
+        struct informer *services; /* every Service, for the service env vars */
         struct event_recorder *recorder;
         struct status_manager *sm;
         struct api_source *api;

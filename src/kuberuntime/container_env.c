@@ -15,14 +15,22 @@
  * - resourceFieldRef limits default to the node's capacity (online CPUs,
  *   MemTotal, the size of the root dir's filesystem) where upstream uses the
  *   node's allocatable (capacity minus reservations, unknown here).
- * - upstream returns the variables in Go map order (random); here envFrom
- *   keys come first in their order, then env in declaration order, a
- *   repeated name keeping its first position with the last value.
- * - no service link variables.
+ * - upstream returns the variables in Go map order (random); here the
+ *   service variables come first, then envFrom keys in their order, then
+ *   env in declaration order, a repeated name keeping its first position
+ *   with the last value (so envFrom and env override service variables, and
+ *   $(VAR) finds a declared variable before a service one, as upstream's
+ *   MappingFuncFor(tmpEnv, serviceEnv)).
+ *
+ * Service variables (src/envvars) come from kube->list_services: none
+ * without it (standalone, as upstream without a service lister); a pod from
+ * the apiserver waits, with upstream's error, until the Services have been
+ * listed once, so that no container starts without KUBERNETES_SERVICE_HOST.
  */
 #include "kuberuntime/builders.h"
 #include "kuberuntime/builders_internal.h"
 
+#include "envvars/envvars.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 #include "volume/downward.h"
@@ -196,6 +204,23 @@ static int key_ref_value(const struct kube_objects *kube, const struct pod *pod,
         return 0;
 }
 
+/* ---- the Services ---- */
+
+static int service_env(const struct kube_objects *kube, const struct pod *pod, struct kv_list *out,
+                       ck_error_t *err)
+{
+        if (kube == NULL || kube->list_services == NULL)
+                return 0;
+        cleanup_json json_t *services = NULL;
+        bool synced = kube->list_services(kube->opaque, &services);
+        if (!synced && !pod_is_static(pod))
+                return ck_error_make(err, 0,
+                                     "services have not yet been read at least once, cannot "
+                                     "construct envvars");
+        envvars_for_pod(services, pod->namespace, pod->enable_service_links, out);
+        return 0;
+}
+
 /* ---- the environment ---- */
 
 int kuberuntime__container_env(const struct kuberuntime_options *opts, const struct pod *pod,
@@ -206,6 +231,8 @@ int kuberuntime__container_env(const struct kuberuntime_options *opts, const str
         struct kv_list out = {0};
         struct env_objects cache = {0};
 
+        if (service_env(kube, pod, &out, err) < 0)
+                goto fail;
         /* env overrides envFrom: envFrom first */
         for (size_t i = 0; i < c->n_env_from; i++)
                 if (env_from(kube, pod, &c->env_from[i], &cache, &out, err) < 0)

@@ -28,8 +28,10 @@ app_pods() {
 	kubectl get pods -n "$TEST_NS" -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'
 }
 
-app_pod_count_is() { # APP N: N pods (terminating ones included)
-	[[ $(app_pods "$1" | grep -c .) -eq $2 ]]
+app_pod_count_is() { # APP N: N pods (terminating ones included); a failed query is no count
+	local names
+	names=$(app_pods "$1") || return 1
+	[[ $(grep -c . <<<"$names") -eq $2 ]]
 }
 
 # app_running APP N: N pods, each Running on this node with an IP, none
@@ -41,9 +43,9 @@ app_running() {
 			(.status.podIP // "") != "" and .metadata.deletionTimestamp == null)' >/dev/null
 }
 
-no_running_container() { # NS POD
-	[[ -z $(crictl ps -q --state running --label "io.kubernetes.pod.namespace=$1" \
-		--label "io.kubernetes.pod.name=$2") ]]
+no_running_container() { # NS POD: crictl answers, with no running container of it
+	query_empty crictl ps -q --state running --label "io.kubernetes.pod.namespace=$1" \
+		--label "io.kubernetes.pod.name=$2"
 }
 
 @test "cluster workloads: a deployment of 3 runs 3 pods with IPs; scaling down and deleting remove pods and containers" {
@@ -86,12 +88,16 @@ no_running_container() { # NS POD
 @test "cluster workloads: once Ready, the pod's Ready conditions no longer carry the reason they had while starting" {
 	bound_pod described 1 'sleep 3600'
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" described
-	kubectl get pod -n "$TEST_NS" described -o jsonpath='{.status.conditions}'
 	# kubectl describe would show "Ready True" with "ContainersNotReady".
-	[ "$(kpod_field "$TEST_NS" described '{.status.conditions[?(@.type=="Ready")].reason}')" = "" ]
-	[ "$(kpod_field "$TEST_NS" described '{.status.conditions[?(@.type=="Ready")].message}')" = "" ]
-	[ "$(kpod_field "$TEST_NS" described '{.status.conditions[?(@.type=="ContainersReady")].reason}')" = "" ]
-	[ "$(kpod_field "$TEST_NS" described '{.status.conditions[?(@.type=="ContainersReady")].message}')" = "" ]
+	# One read (a failed one fails the test, as an assignment), then the checks.
+	conditions=$(kubectl get pod -n "$TEST_NS" described -o json | jq -ec .status.conditions)
+	echo "$conditions"
+	[ "$(jq -r '.[] | select(.type == "Ready") | .status' <<<"$conditions")" = True ]
+	[ "$(jq -r '.[] | select(.type == "Ready") | .reason // ""' <<<"$conditions")" = "" ]
+	[ "$(jq -r '.[] | select(.type == "Ready") | .message // ""' <<<"$conditions")" = "" ]
+	[ "$(jq -r '.[] | select(.type == "ContainersReady") | .status' <<<"$conditions")" = True ]
+	[ "$(jq -r '.[] | select(.type == "ContainersReady") | .reason // ""' <<<"$conditions")" = "" ]
+	[ "$(jq -r '.[] | select(.type == "ContainersReady") | .message // ""' <<<"$conditions")" = "" ]
 }
 
 job_complete() { # JOB
@@ -149,6 +155,104 @@ file_in_container_is() { # CONTAINER PATH CONTENT
 	[ "$(cat "$CKUBELET_ROOT/pods/$uid/volumes/kubernetes.io~configmap/settings/greeting")" = bonjour ]
 	# The container was not restarted for it.
 	[ "$(kpod_running_container "$TEST_NS" cm-reader main)" = "$ctr" ]
+}
+
+# env_of CTR: the container's environment, sorted, one NAME=VALUE a line.
+env_of() {
+	crictl exec "$1" env | sort
+}
+
+@test "cluster workloads: Service environment variables: the apiserver's always, the namespace's with enableServiceLinks" {
+	kubectl create service clusterip shop-db -n "$TEST_NS" --tcp=5432:5432 --tcp=9187:9187
+	kubectl create service clusterip plain -n "$TEST_NS" --tcp=80:8080
+	kubectl create service clusterip headless -n "$TEST_NS" --clusterip=None --tcp=80:80
+	api_ip=$(kubectl get service kubernetes -n default -o jsonpath='{.spec.clusterIP}')
+	db_ip=$(kubectl get service shop-db -n "$TEST_NS" -o jsonpath='{.spec.clusterIP}')
+	plain_ip=$(kubectl get service plain -n "$TEST_NS" -o jsonpath='{.spec.clusterIP}')
+	[ -n "$api_ip" ]
+	[ -n "$db_ip" ]
+	[ -n "$plain_ip" ]
+	for links in true false; do
+		kubectl apply -f - <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: links-$links, namespace: $TEST_NS}
+		spec:
+		  nodeName: $CLUSTER_NODE_NAME
+		  terminationGracePeriodSeconds: 1
+		  enableServiceLinks: $links
+		  containers:
+		  - name: main
+		    image: localhost/busybox:1.35
+		    command: [sh, -c, '$PATIENT']
+		    env: [{name: DB_URL, value: 'postgres://\$(SHOP_DB_SERVICE_HOST):\$(SHOP_DB_SERVICE_PORT)/x'}]
+		YAML
+	done
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" links-true Running
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" links-false Running
+
+	ctr=$(kpod_running_container "$TEST_NS" links-true main)
+	[ -n "$ctr" ]
+	env=$(env_of "$ctr")
+	echo "$env"
+	# what client-go's in-cluster config reads
+	grep -qx "KUBERNETES_SERVICE_HOST=$api_ip" <<<"$env"
+	grep -qx "KUBERNETES_SERVICE_PORT=443" <<<"$env"
+	grep -qx "KUBERNETES_SERVICE_PORT_HTTPS=443" <<<"$env"
+	grep -qx "KUBERNETES_PORT=tcp://$api_ip:443" <<<"$env"
+	grep -qx "KUBERNETES_PORT_443_TCP_ADDR=$api_ip" <<<"$env"
+	# the namespace's Services, with docker-link variables for each port
+	grep -qx "SHOP_DB_SERVICE_HOST=$db_ip" <<<"$env"
+	grep -qx "SHOP_DB_SERVICE_PORT=5432" <<<"$env"
+	grep -qx "SHOP_DB_SERVICE_PORT_5432_5432=5432" <<<"$env"
+	grep -qx "SHOP_DB_SERVICE_PORT_9187_9187=9187" <<<"$env"
+	grep -qx "SHOP_DB_PORT=tcp://$db_ip:5432" <<<"$env"
+	grep -qx "SHOP_DB_PORT_9187_TCP=tcp://$db_ip:9187" <<<"$env"
+	grep -qx "SHOP_DB_PORT_9187_TCP_PROTO=tcp" <<<"$env"
+	grep -qx "SHOP_DB_PORT_9187_TCP_PORT=9187" <<<"$env"
+	grep -qx "SHOP_DB_PORT_9187_TCP_ADDR=$db_ip" <<<"$env"
+	grep -qx "PLAIN_SERVICE_HOST=$plain_ip" <<<"$env"
+	grep -qx "PLAIN_PORT_80_TCP=tcp://$plain_ip:80" <<<"$env"
+	# \$(VAR) in env sees them
+	grep -qx "DB_URL=postgres://$db_ip:5432/x" <<<"$env"
+	# a headless Service has no address to give
+	[ "$(grep -c '^HEADLESS_' <<<"$env")" -eq 0 ]
+
+	ctr=$(kpod_running_container "$TEST_NS" links-false main)
+	[ -n "$ctr" ]
+	env=$(env_of "$ctr")
+	grep -qx "KUBERNETES_SERVICE_HOST=$api_ip" <<<"$env"
+	grep -qx "KUBERNETES_SERVICE_PORT=443" <<<"$env"
+	[ "$(grep -c '^SHOP_DB_\|^PLAIN_' <<<"$env")" -eq 0 ]
+	# unresolved references stay as written (upstream's expansion)
+	grep -qx 'DB_URL=postgres://$(SHOP_DB_SERVICE_HOST):$(SHOP_DB_SERVICE_PORT)/x' <<<"$env"
+	kubectl delete pod links-true links-false -n "$TEST_NS" --wait=false
+}
+
+@test "cluster workloads: /etc/hosts of a pod from the apiserver names its IP, hostname and FQDN" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: named, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 1
+	  hostname: db-0
+	  subdomain: db
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sh, -c, '$PATIENT']}
+	YAML
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" named Running
+	ip=$(kpod_field "$TEST_NS" named '{.status.podIP}')
+	[ -n "$ip" ]
+	ctr=$(kpod_running_container "$TEST_NS" named main)
+	[ -n "$ctr" ]
+	run crictl exec "$ctr" cat /etc/hosts
+	[ "$status" -eq 0 ]
+	[[ $output == "# Kubernetes-managed hosts file."$'\n'* ]]
+	# the local cluster's node runs with the default --cluster-domain ""
+	grep -qxF "$ip	db-0.db.$TEST_NS.svc.	db-0" <<<"$output"
+	kubectl delete pod named -n "$TEST_NS" --wait=false
 }
 
 @test "cluster workloads: a secret as env and as files: private, on tmpfs, with defaultMode" {

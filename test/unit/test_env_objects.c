@@ -34,6 +34,8 @@ struct fake_kube {
         json_t *objects; /* "configmaps/ns/name" -> object */
         int gets;
         int fail_status;
+        json_t *services; /* what list_services answers */
+        bool services_synced;
 };
 
 static struct fake_kube kube;
@@ -54,6 +56,13 @@ static int fake_get(void *opaque, const char *resource, const char *ns, const ch
                 return ck_error_make_code(err, 404, "%s \"%s\" not found", resource, name);
         *out = json_incref(o);
         return 0;
+}
+
+static bool fake_list_services(void *opaque, json_t **out)
+{
+        struct fake_kube *k = opaque;
+        *out = k->services_synced ? json_incref(k->services) : json_array();
+        return k->services_synced;
 }
 
 static void put_object(const char *resource, const char *name, const char *json)
@@ -135,8 +144,17 @@ static int reset(void **state)
 {
         (void)state;
         json_decref(kube.objects);
+        json_decref(kube.services);
         kube = (struct fake_kube){.iface = {.get = fake_get, .opaque = &kube},
                                   .objects = json_object()};
+        kube.services = json_loads(
+            "[{\"metadata\": {\"namespace\": \"default\", \"name\": \"kubernetes\"},"
+            "  \"spec\": {\"clusterIP\": \"10.96.0.1\", \"ports\": [{\"name\": \"https\","
+            "   \"port\": 443, \"protocol\": \"TCP\"}]}},"
+            " {\"metadata\": {\"namespace\": \"shop\", \"name\": \"cart\"},"
+            "  \"spec\": {\"clusterIP\": \"10.96.0.7\", \"ports\": [{\"port\": 8080}]}}]",
+            0, NULL);
+        kube.services_synced = true;
         put_object("configmaps", "settings",
                    "{\"data\": {\"color\": \"blue\", \"size\": \"L\", \"my.dotted-key\": \"v\"},"
                    " \"binaryData\": {\"blob\": \"AAE=\"}}");
@@ -256,6 +274,120 @@ static void test_field_refs(void **state)
         kuberuntime_container_config_free(cfg);
 }
 
+static void test_service_links(void **state)
+{
+        (void)state;
+        kube.iface.list_services = fake_list_services;
+        Runtime__V1__ContainerConfig *cfg = build_ok(
+            "    env:\n"
+            "    - {name: URL, value: 'http://$(CART_SERVICE_HOST):$(CART_SERVICE_PORT)'}\n"
+            "    - {name: CART_SERVICE_PORT, value: '9999'}\n"
+            "    - {name: LATE, value: '$(CART_SERVICE_PORT)'}\n"
+            "    command: [sh, -c, 'echo $(KUBERNETES_SERVICE_HOST)']\n");
+        assert_string_equal(env_value(cfg, "KUBERNETES_SERVICE_HOST"), "10.96.0.1");
+        assert_string_equal(env_value(cfg, "KUBERNETES_SERVICE_PORT"), "443");
+        assert_string_equal(env_value(cfg, "KUBERNETES_PORT_443_TCP"), "tcp://10.96.0.1:443");
+        assert_string_equal(env_value(cfg, "CART_SERVICE_HOST"), "10.96.0.7");
+        assert_string_equal(env_value(cfg, "CART_PORT"), "tcp://10.96.0.7:8080");
+        /* $(VAR) sees the service variables; a declared variable overrides
+         * one, for itself and for what follows it (upstream MappingFuncFor) */
+        assert_string_equal(env_value(cfg, "URL"), "http://10.96.0.7:8080");
+        assert_string_equal(env_value(cfg, "CART_SERVICE_PORT"), "9999");
+        assert_string_equal(env_value(cfg, "LATE"), "9999");
+        assert_string_equal(cfg->command[2], "echo 10.96.0.1");
+        /* each name once */
+        for (size_t i = 0; i < cfg->n_envs; i++)
+                for (size_t j = i + 1; j < cfg->n_envs; j++)
+                        assert_string_not_equal(cfg->envs[i]->key, cfg->envs[j]->key);
+        kuberuntime_container_config_free(cfg);
+}
+
+static void test_service_links_disabled(void **state)
+{
+        (void)state;
+        kube.iface.list_services = fake_list_services;
+        cleanup_free char *yaml = xasprintf("apiVersion: v1\n"
+                                            "kind: Pod\n"
+                                            "metadata: {name: web, namespace: shop, uid: e2-uid}\n"
+                                            "spec:\n"
+                                            "  enableServiceLinks: false\n"
+                                            "  containers:\n"
+                                            "  - {name: app, image: localhost/busybox:1.35}\n");
+        struct pod *p = test_pod_yaml(yaml);
+        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
+        Runtime__V1__ContainerConfig *cfg = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
+        if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
+                                                      &kube.iface, &cfg, &err) < 0)
+                fail_msg("container config: %s", ck_error_msg(err));
+        assert_string_equal(env_value(cfg, "KUBERNETES_SERVICE_HOST"), "10.96.0.1");
+        assert_null(env_value(cfg, "CART_SERVICE_HOST"));
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+}
+
+static void test_services_not_yet_listed(void **state)
+{
+        (void)state;
+        kube.iface.list_services = fake_list_services;
+        kube.services_synced = false;
+        /* a pod from the apiserver waits, with upstream's message */
+        struct pod *api = pod_with_container("");
+        api->source = POD_SOURCE_API;
+        assert_false(pod_is_static(api));
+        struct kuberuntime_options ao = {.root_dir = root, .node_name = "node1"};
+        Runtime__V1__ContainerConfig *acfg = NULL;
+        ck_error_t aerr = NULL;
+        assert_int_equal(volume_make_pod_dirs(root, api, &aerr), 0);
+        assert_true(kuberuntime_container_config_with_objects(&ao, api, &api->containers[0], 0,
+                                                              "10.0.0.7", NULL, &kube.iface, &acfg,
+                                                              &aerr) < 0);
+        assert_non_null(strstr(ck_error_msg(aerr), "services have not yet been read at least "
+                                                   "once, cannot construct envvars"));
+        ck_error_release(&aerr);
+        pod_unref(api);
+        /* once listed, it starts */
+        kube.services_synced = true;
+        api = pod_with_container("");
+        api->source = POD_SOURCE_API;
+        if (kuberuntime_container_config_with_objects(&ao, api, &api->containers[0], 0, "10.0.0.7",
+                                                      NULL, &kube.iface, &acfg, &aerr) < 0)
+                fail_msg("container config: %s", ck_error_msg(aerr));
+        assert_string_equal(env_value(acfg, "KUBERNETES_SERVICE_HOST"), "10.96.0.1");
+        kuberuntime_container_config_free(acfg);
+        pod_unref(api);
+        kube.services_synced = false;
+        /* a static pod does not wait */
+        cleanup_free char *yaml = xasprintf("apiVersion: v1\n"
+                                            "kind: Pod\n"
+                                            "metadata:\n"
+                                            "  name: web\n"
+                                            "  namespace: shop\n"
+                                            "  uid: e3-uid\n"
+                                            "  annotations: {kubernetes.io/config.source: file}\n"
+                                            "spec:\n"
+                                            "  containers:\n"
+                                            "  - {name: app, image: localhost/busybox:1.35}\n");
+        struct pod *p = test_pod_yaml(yaml);
+        assert_true(pod_is_static(p));
+        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
+        Runtime__V1__ContainerConfig *cfg = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
+        if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
+                                                      &kube.iface, &cfg, &err) < 0)
+                fail_msg("container config: %s", ck_error_msg(err));
+        assert_null(env_value(cfg, "KUBERNETES_SERVICE_HOST"));
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+        /* without a Service source (standalone): no variables, no wait */
+        kube.iface.list_services = NULL;
+        Runtime__V1__ContainerConfig *cfg2 = build_ok("");
+        assert_null(env_value(cfg2, "KUBERNETES_SERVICE_HOST"));
+        kuberuntime_container_config_free(cfg2);
+}
+
 static int setup(void **state)
 {
         (void)state;
@@ -269,6 +401,7 @@ static int teardown(void **state)
 {
         (void)state;
         json_decref(kube.objects);
+        json_decref(kube.services);
         ck_error_t err = NULL;
         int r = fs_remove_all(root, &err);
         ck_error_release(&err);
@@ -283,6 +416,9 @@ int main(void)
             cmocka_unit_test_setup(test_env_from, reset),
             cmocka_unit_test_setup(test_standalone, reset),
             cmocka_unit_test_setup(test_field_refs, reset),
+            cmocka_unit_test_setup(test_service_links, reset),
+            cmocka_unit_test_setup(test_service_links_disabled, reset),
+            cmocka_unit_test_setup(test_services_not_yet_listed, reset),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

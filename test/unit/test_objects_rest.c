@@ -33,7 +33,7 @@ static void test_reads_shared_but_fresh_for_a_new_pod(void **state)
         struct fake *f = fake_start(script, 4);
         struct rest_pool *pool = fake_rest_pool(f);
         ck_error_t err = NULL;
-        struct kube_objects *o = kube_objects_rest_new(pool);
+        struct kube_objects *o = kube_objects_rest_new(pool, NULL);
 
         json_t *cm = NULL;
         assert_int_equal(o->get(o->opaque, "configmaps", "ns", "cfg", "pod-a", &cm, &err), 0);
