@@ -516,6 +516,25 @@ static bool uid_wanted(struct kubelet *kl, const char *uid)
         return record_find(kl, uid) != NULL || podworkers_busy(kl->workers, uid);
 }
 
+/* Submits the removal of each of uids (a NULL-terminated list, freed) that
+ * no source wants and the runtime does not know (those the relist showed
+ * are handled on their own); what names what was found, for the log. */
+static void clean_orphans_without_runtime(struct kubelet *kl, char **uids, const char *what)
+{
+        for (size_t i = 0; uids[i]; i++) {
+                bool in_runtime = false;
+                for (size_t j = 0; j < kl->n_runtime_uids && !in_runtime; j++)
+                        in_runtime = strcmp(kl->runtime_uids[j].uid, uids[i]) == 0;
+                if (!in_runtime && !uid_wanted(kl, uids[i])) {
+                        LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" found=\"%s\"",
+                                 uids[i], what);
+                        submit(kl, POD_WORK_KILL_ORPHAN, NULL, uids[i], NULL, NULL);
+                }
+                free(uids[i]);
+        }
+        free(uids);
+}
+
 /* Housekeeping (upstream HandlePodCleanups): anything of a pod UID that no
  * source wants — runtime containers and sandboxes, pod directories, pod
  * cgroups — is killed and removed.  Only once every source has delivered
@@ -534,21 +553,20 @@ static void housekeeping(struct kubelet *kl)
                          u->namespace ? u->namespace : "", u->name ? u->name : "");
                 submit(kl, POD_WORK_KILL_ORPHAN, NULL, u->uid, u->name, u->namespace);
         }
+        /* what is left of a pod without runtime objects: its directory
+         * (upstream cleanupOrphanedPodDirs) or its cgroup (upstream
+         * cleanupOrphanedPodCgroups) */
         char **uids = NULL;
         cleanup_error ck_error_t err = NULL;
-        if (volume_list_pod_dirs(kl->cfg->root_dir, &uids, &err) == 0) {
-                for (size_t i = 0; uids[i]; i++) {
-                        bool in_runtime = false;
-                        for (size_t j = 0; j < kl->n_runtime_uids && !in_runtime; j++)
-                                in_runtime = strcmp(kl->runtime_uids[j].uid, uids[i]) == 0;
-                        if (!in_runtime && !uid_wanted(kl, uids[i]))
-                                submit(kl, POD_WORK_KILL_ORPHAN, NULL, uids[i], NULL, NULL);
-                        free(uids[i]);
-                }
-                free(uids);
-        } else {
+        if (volume_list_pod_dirs(kl->cfg->root_dir, &uids, &err) == 0)
+                clean_orphans_without_runtime(kl, uids, "directory");
+        else
                 LOG_ERROR("Failed to list pod directories", "err=\"%s\"", ck_error_msg(err));
-        }
+        ck_error_release(&err);
+        if (cm_list_pod_cgroups(kl->cm, &uids, &err) == 0)
+                clean_orphans_without_runtime(kl, uids, "cgroup");
+        else
+                LOG_ERROR("Failed to list pod cgroups", "err=\"%s\"", ck_error_msg(err));
 }
 
 static void sync_loop(struct kubelet *kl)

@@ -81,7 +81,7 @@ teardown() {
 	[ "$(pod_field never1 '.status.containerStatuses[0].state.terminated.reason')" = Error ]
 	[ "$(pod_field never0 '.status.containerStatuses[0].state.terminated.reason')" = Completed ]
 	# a finished pod's sandbox is stopped
-	wait_for -t 20 test -z "$(ready_sandboxes_of never0)"
+	wait_for -t 20 query_empty ready_sandboxes_of never0
 	sleep 3
 	[ "$(containers_of never1 main | count_lines)" -eq 1 ]
 }
@@ -137,12 +137,14 @@ teardown() {
 	mapfile -t t <"$starts"
 	d1=$((t[1] - t[0])) d2=$((t[2] - t[1])) d3=$((t[3] - t[2]))
 	echo "starts: ${t[*]} delays: $d1 s, $d2 s, $d3 s"
-	# upstream: the first failure restarts at once, then 10 s doubling
-	[ "$d1" -le 3 ]
+	# upstream: the first failure restarts at once, then 10 s doubling.  The
+	# lower bounds are the backoff; the upper ones only tell each step from
+	# the next (at once < 10 s < 20 s < 40 s), with room for a busy machine.
+	[ "$d1" -lt 9 ]
 	[ "$d2" -ge 9 ]
-	[ "$d2" -le 16 ]
+	[ "$d2" -lt 19 ]
 	[ "$d3" -ge 19 ]
-	[ "$d3" -le 30 ]
+	[ "$d3" -lt 39 ]
 	# while it waits, the status says why
 	wait_for -t 30 eval '[[ $(pod_field crash ".status.containerStatuses[0].state.waiting.reason // empty") == CrashLoopBackOff ]]'
 	[[ $(pod_field crash '.status.containerStatuses[0].state.waiting.message') == "back-off "*"restarting failed container=main pod=crash-e2e-node_default("*")" ]]
@@ -172,7 +174,7 @@ teardown() {
 	[ "$(jq -r '.status.labels["io.kubernetes.pod.uid"]' <<<"$output")" = "$(pod_uid app)" ]
 	[[ $(jq -c '.info.config.command // .info.runtimeSpec.process.args' <<<"$output") == *3601* ]]
 	# the old pod's containers are gone
-	wait_for -t 30 eval '[[ -z $(crictl ps -a -q --label io.kubernetes.pod.uid=$old_uid) ]]'
+	wait_for -t 30 query_empty crictl ps -a -q --label "io.kubernetes.pod.uid=$old_uid"
 	rm "$MANIFESTS/app.yaml"
 	wait_for -t 60 pod_absent app
 	wait_for -t 60 runtime_has_nothing_of app
@@ -212,9 +214,10 @@ teardown() {
 	pod_absent noimage
 	pod_absent broken
 	pod_absent dup
-	[ -z "$(sandboxes_of noimage)" ]
+	query_empty sandboxes_of noimage
 	# breaking the good file later keeps its pod running
 	ctr=$(running_containers_of good)
+	[ -n "$ctr" ]
 	echo 'this: is: not: yaml' >"$MANIFESTS/good.yaml"
 	sleep 5
 	[ "$(running_containers_of good)" = "$ctr" ]
@@ -236,9 +239,7 @@ teardown() {
 	wait_for -t 30 eval '[[ $(running_containers_of keep | count_lines) -eq 2 ]]'
 	sandbox=$(sandboxes_of keep)
 	ctrs=$(running_containers_of keep | sort)
-	kill -9 "$CKUBELET_PID"
-	wait "$CKUBELET_PID" || true
-	unset CKUBELET_PID
+	kill_ckubelet KILL
 	start_agent "$MANIFESTS"
 	wait_for -t 60 phase_is keep Running
 	sleep 8 # several relists and housekeeping passes
@@ -247,6 +248,35 @@ teardown() {
 	[ "$(containers_of keep | count_lines)" -eq 2 ]
 	[ "$(restart_count keep a)" -eq 0 ]
 	[ "$(restart_count keep b)" -eq 0 ]
+}
+
+@test "housekeeping removes what is left of a pod nobody wants: its cgroup, its directory" {
+	sleeper_yaml=$'apiVersion: v1\nkind: Pod\nmetadata: {name: live}\nspec:\n  containers:\n  - {name: a, image: localhost/busybox:1.35, command: [sleep, "3600"]}\n'
+	printf '%s' "$sleeper_yaml" >"$MANIFESTS/live.yaml"
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is live Running
+	live_uid=$(pod_uid live)
+	# a pod cgroup in every v1 controller, and a pod directory, of no pod
+	# (the hybrid layout's cgroup2 "unified" tree is runc's, not the agent's)
+	orphan=0badc0de-0000-4000-8000-00000000cafe
+	dirs=()
+	for d in /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"/kubepods/besteffort; do
+		[[ -d $d && $d != /sys/fs/cgroup/unified/* ]] || continue
+		mkdir "$d/pod$orphan"
+		dirs+=("$d/pod$orphan")
+	done
+	[ "${#dirs[@]}" -gt 0 ]
+	mkdir -p "$CKUBELET_ROOT/pods/0badc0de-dir-only/volumes"
+	all_gone() {
+		local d
+		for d in "${dirs[@]}"; do [[ ! -e $d ]] || return 1; done
+		[[ ! -e $CKUBELET_ROOT/pods/0badc0de-dir-only ]]
+	}
+	wait_for -t 30 all_gone
+	# the running pod keeps its cgroup, its directory and its container
+	[ -d "$CKUBELET_ROOT/pods/$live_uid" ]
+	ls -d /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"/kubepods/besteffort/pod"$live_uid"
+	[ "$(running_containers_of live | count_lines)" -eq 1 ]
 }
 
 @test "DNS, hostname and env expansion reach the container" {
