@@ -12,6 +12,7 @@
  * that an upstream unit file still starts.
  */
 #include "config/kubeletconfig_internal.h"
+#include "util/goduration.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -604,7 +605,7 @@ static char *default_text(const struct flag_def *f, const struct kubelet_config 
         case K_DURATION:
                 if (*(const int64_t *)base == 0)
                         return NULL;
-                kcfg_format_duration_ms(*(const int64_t *)base, buf, sizeof(buf));
+                go_duration_format_ms(*(const int64_t *)base, buf, sizeof(buf));
                 return xasprintf(" (default %s)", buf);
         case K_STRINGS:
         case K_MAP:

@@ -41,10 +41,6 @@
 /* time.ParseDuration, in nanoseconds.  Error: `time: invalid duration "x"`. */
 int kcfg_parse_duration_ns(const char *s, int64_t *ns, ck_error_t *err);
 
-/* Go's time.Duration.String() of a whole number of milliseconds ("1m30s",
- * "500ms", "0s") into buf. */
-void kcfg_format_duration_ms(int64_t ms, char *buf, size_t size);
-
 /* strconv.ParseInt(s, 0, bits): 0x/0o/0b/0 prefixes and '_' separators.
  * Error: `strconv.ParseInt: parsing "abc": invalid syntax` (or "value out
  * of range"). */

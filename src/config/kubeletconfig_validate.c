@@ -13,6 +13,7 @@
  * pid (upstream checks that later, when it builds the container manager).
  */
 #include "config/kubeletconfig_internal.h"
+#include "util/goduration.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -280,7 +281,7 @@ static void check_positive_period(struct msgs *m, const char *field, const char 
         if (ms > 0)
                 return;
         char d[64];
-        kcfg_format_duration_ms(ms, d, sizeof(d));
+        go_duration_format_ms(ms, d, sizeof(d));
         if (flag)
                 msgs_add(m, "invalid configuration: %s (--%s) %s must be greater than 0", field,
                          flag, d);
