@@ -736,14 +736,49 @@ static struct cri_client *node_cri(struct kubelet *kl)
         return kl->node_cri;
 }
 
-/* Upstream runtimeState: the runtime's and the network's errors, aggregated. */
+/* "PLEG is not healthy: ..." (upstream's health check of the runtime
+ * state), or NULL.  Before the PLEG starts: not yet successful. */
+static char *pleg_health_error(struct kubelet *kl)
+{
+        struct pleg *p = atomic_load(&kl->pleg);
+        cleanup_free char *why = pleg_unhealthy(p ? pleg_last_relist_ms(p) : 0, fs_now_mono_ms());
+        return why ? xasprintf("PLEG is not healthy: %s", why) : NULL;
+}
+
+/* upstream utilerrors.NewAggregate(...).Error() of the n messages (NULLs
+ * skipped): one as it is, several as "[a, b]".  NULL when none.  Frees
+ * them. */
+static char *aggregate_errors(char **msgs, size_t n)
+{
+        char *out = NULL;
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (msgs[i] == NULL)
+                        continue;
+                char *next = out ? xasprintf("%s, %s", out, msgs[i]) : xstrdup(msgs[i]);
+                free(out);
+                out = next;
+                count++;
+                free(msgs[i]);
+        }
+        if (count > 1) {
+                char *wrapped = xasprintf("[%s]", out);
+                free(out);
+                out = wrapped;
+        }
+        return out;
+}
+
+/* Upstream runtimeState: the runtime's errors (its status, the PLEG's
+ * health) and the network's, aggregated. */
 static bool node_runtime_ready(void *opaque, char **message)
 {
         struct kubelet *kl = opaque;
         Runtime__V1__StatusResponse *st = NULL;
         cleanup_error ck_error_t err = NULL;
         if (cri_status(node_cri(kl), &st, &err) < 0) {
-                *message = xstrdup("container runtime is down");
+                char *msgs[] = {xstrdup("container runtime is down"), pleg_health_error(kl)};
+                *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
                 return false;
         }
         cleanup_free char *rt = NULL, *net = NULL;
@@ -765,10 +800,11 @@ static bool node_runtime_ready(void *opaque, char **message)
                 rt = xstrdup("container runtime not ready: <nil>");
         if (!net_seen)
                 net = xstrdup("container runtime network not ready: <nil>");
-        if (rt == NULL && net == NULL)
-                return true;
-        *message = rt && net ? xasprintf("[%s, %s]", rt, net) : xstrdup(rt ? rt : net);
-        return false;
+        /* upstream's order: health checks, the runtime's error, the network's */
+        char *msgs[] = {pleg_health_error(kl), rt, net};
+        rt = net = NULL;
+        *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
+        return *message == NULL;
 }
 
 static char *node_runtime_version(void *opaque)
@@ -881,9 +917,11 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         kl->prober = prober_new(&po, on_probe_changed, kl);
         kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,
                                      cfg->runtime_request_timeout_ms, kl_do_work, kl);
+        struct pleg *pleg = NULL;
         if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
-                       PLEG_RELIST_PERIOD_MS, on_pleg, kl, &kl->pleg, err) < 0)
+                       PLEG_RELIST_PERIOD_MS, on_pleg, kl, &pleg, err) < 0)
                 return ck_error_wrap(err, "PLEG");
+        atomic_store(&kl->pleg, pleg);
         if (kl->api_cfg) {
                 /* before the pods: their containers wait for the first list */
                 if (informer_start(kl->services, kl->api_cfg, kl->api_rl, err) < 0)

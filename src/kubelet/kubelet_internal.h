@@ -83,7 +83,8 @@ struct kubelet {
         struct kuberuntime_options rt_opts;
         struct status_store *status;
         struct podworkers *workers;
-        struct pleg *pleg;
+        /* set once by kubelet_run; read by the node status thread too */
+        _Atomic(struct pleg *) pleg;
         struct file_source *files;
         struct readonly_server *server;
         struct kubelet_server *secure; /* port 10250; NULL with --enable-server=false */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "pleg/pleg.h"
+#include "util/goduration.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -220,4 +221,17 @@ void pleg_stop(struct pleg *p)
 int64_t pleg_last_relist_ms(struct pleg *p)
 {
         return atomic_load(&p->last_relist_ms);
+}
+
+char *pleg_unhealthy(int64_t last_relist_ms, int64_t now_ms)
+{
+        if (last_relist_ms == 0)
+                return xstrdup("pleg has yet to be successful");
+        int64_t elapsed = now_ms - last_relist_ms;
+        if (elapsed <= PLEG_RELIST_THRESHOLD_MS)
+                return NULL;
+        char ago[32], threshold[32];
+        go_duration_format_ms(elapsed, ago, sizeof(ago));
+        go_duration_format_ms(PLEG_RELIST_THRESHOLD_MS, threshold, sizeof(threshold));
+        return xasprintf("pleg was last seen active %s ago; threshold is %s", ago, threshold);
 }

@@ -43,9 +43,17 @@ int pleg_start(struct kuberuntime *rt, const char *endpoint, int64_t timeout_ms,
                pleg_event_fn fn, void *ctx, struct pleg **out, ck_error_t *err);
 void pleg_stop(struct pleg *p);
 
-/* Milliseconds (CLOCK_MONOTONIC) of the last successful relist, 0 if none:
- * the kubelet's "PLEG is not healthy" check (relist older than 3 min). */
+/* Milliseconds (CLOCK_MONOTONIC) of the last successful relist, 0 if none. */
 int64_t pleg_last_relist_ms(struct pleg *p);
+
+/* upstream GenericPLEG's RelistThreshold */
+#define PLEG_RELIST_THRESHOLD_MS (3 * 60 * 1000)
+
+/* upstream GenericPLEG.Healthy: NULL when the last successful relist
+ * (last_relist_ms, 0: none yet) is at most PLEG_RELIST_THRESHOLD_MS before
+ * now_ms, else why not (a new string), in upstream's words: "pleg has yet to
+ * be successful", "pleg was last seen active 3m5s ago; threshold is 3m0s". */
+char *pleg_unhealthy(int64_t last_relist_ms, int64_t now_ms);
 
 /* One relist step, exposed for unit tests: diff `old` against `cur` and
  * call fn for every change.  Either list may be NULL (empty). */

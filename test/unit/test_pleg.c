@@ -8,6 +8,7 @@
 #include "pleg/pleg.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct seen {
@@ -88,11 +89,28 @@ static void test_first_relist_reports_everything_running(void **state)
         assert_int_equal(s.n, 0);
 }
 
+/* upstream GenericPLEG.Healthy, as the node's Ready condition shows it */
+static void test_health(void **state)
+{
+        (void)state;
+        char *why = pleg_unhealthy(0, 5000);
+        assert_string_equal(why, "pleg has yet to be successful");
+        free(why);
+        assert_null(pleg_unhealthy(1000, 1000 + PLEG_RELIST_THRESHOLD_MS));
+        why = pleg_unhealthy(1000, 1000 + PLEG_RELIST_THRESHOLD_MS + 5500);
+        assert_string_equal(why, "pleg was last seen active 3m5.5s ago; threshold is 3m0s");
+        free(why);
+        why = pleg_unhealthy(1, 1 + 2 * 3600 * 1000);
+        assert_string_equal(why, "pleg was last seen active 2h0m0s ago; threshold is 3m0s");
+        free(why);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_diff_events),
             cmocka_unit_test(test_first_relist_reports_everything_running),
+            cmocka_unit_test(test_health),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
