@@ -77,12 +77,17 @@ void server_auth_result_release(struct server_auth_result *r)
         memset(r, 0, sizeof(*r));
 }
 
-/* A new user object {"username","uid","groups","extra"}. */
+/* A new user object {"username","uid","groups","extra"}, or NULL when the
+ * name or a group is not UTF-8 (JSON cannot carry it). */
 static json_t *user_new(const char *name, const char *const *groups)
 {
         json_t *g = json_array();
-        for (size_t i = 0; groups && groups[i]; i++)
-                json_array_append_new(g, json_string(groups[i]));
+        for (size_t i = 0; groups && groups[i]; i++) {
+                if (json_array_append_new(g, json_string(groups[i])) < 0) {
+                        json_decref(g);
+                        return NULL;
+                }
+        }
         return json_pack("{s:s, s:s, s:o, s:o}", "username", name, "uid", "", "groups", g, "extra",
                          json_object());
 }
@@ -105,9 +110,7 @@ static void add_authenticated_group(json_t *user)
         json_array_append_new(groups, json_string(GROUP_AUTHENTICATED));
 }
 
-/* The bearer token of an Authorization header value (a new string), or
- * NULL when it carries none (upstream's bearertoken authenticator). */
-static char *bearer_token(const char *authorization)
+char *server_auth_bearer_token(const char *authorization)
 {
         if (authorization == NULL)
                 return NULL;
@@ -187,10 +190,15 @@ static int authenticate(struct server_auth *a, const struct server_auth_request 
                               req->peer_verify_error);
         } else if (a->o.x509 && req->peer_cn && *req->peer_cn) {
                 *user = user_new(req->peer_cn, req->peer_orgs);
-                add_authenticated_group(*user);
-                return 1;
+                if (*user != NULL) {
+                        add_authenticated_group(*user);
+                        return 1;
+                }
+                /* Go's x509 parser refuses such a certificate: not anonymous */
+                ck_error_make(&cert_err, 0,
+                              "verifying certificate failed: its subject is not valid UTF-8");
         }
-        char *token = a->o.webhook_authn ? bearer_token(req->authorization) : NULL;
+        char *token = a->o.webhook_authn ? server_auth_bearer_token(req->authorization) : NULL;
         if (token) {
                 int r = authenticate_token(a, token, user, &token_err);
                 free_secret(token);

@@ -42,6 +42,12 @@ json_t *server_auth_cache_get(struct server_auth_cache *c, const unsigned char *
 void server_auth_cache_put(struct server_auth_cache *c, const unsigned char *key,
                            const json_t *value, int64_t now_ms, int64_t ttl_ms);
 
+/* The bearer token of an Authorization header value (a new string, a
+ * secret: zero it before freeing), or NULL when it carries none (upstream's
+ * bearertoken authenticator: "Bearer <token>" after trimming, the scheme in
+ * any case, the token up to the next space). */
+char *server_auth_bearer_token(const char *authorization);
+
 /* How the reviews reach the apiserver. */
 struct server_auth_webhook {
         struct rest_pool *pool;   /* borrowed */

@@ -488,6 +488,25 @@ static void test_rejected_certificate_is_never_anonymous(void **state)
         stop(&f);
 }
 
+/* A subject that is not UTF-8 (found by fuzz_server_auth: a crash) is a
+ * rejected certificate, not a user and not anonymous. */
+static void test_certificate_subject_not_utf8_is_401(void **state)
+{
+        (void)state;
+        struct fixture f;
+        start_alice_anonymous(&f);
+        static const char *const bad_orgs[] = {"system:masters", "\xff\xfe", NULL};
+        log_set_fd(-1);
+        auth_check(f.auth, "GET", "/containerLogs/ns/p/c", NULL, "caf\xe9", masters, &f.res);
+        assert_int_equal(f.res.status, 401);
+        server_auth_result_release(&f.res);
+        auth_check(f.auth, "GET", "/containerLogs/ns/p/c", NULL, "alice", bad_orgs, &f.res);
+        assert_int_equal(f.res.status, 401);
+        log_set_fd(2);
+        assert_int_equal(requests(&f), 0);
+        stop(&f);
+}
+
 struct hammer {
         struct server_auth *auth;
         int failures;
@@ -592,6 +611,7 @@ int main(void)
             cmocka_unit_test(test_cached_answers_expire),
             cmocka_unit_test(test_bearer_header_forms),
             cmocka_unit_test(test_rejected_certificate_is_never_anonymous),
+            cmocka_unit_test(test_certificate_subject_not_utf8_is_401),
             cmocka_unit_test(test_concurrent_checks_share_the_caches),
             cmocka_unit_test(test_verbs_and_subresources),
         };
