@@ -461,6 +461,9 @@ static void test_payload_paths(void **state)
             {"", NULL, "must not be empty"},
             {"./", NULL, "must name a file"},
             {"a/..b", "a/..b", NULL},
+            /* cleaned, it would be the writer's own ..data */
+            {"./..data/x", NULL, "must not start with '..'"},
+            {".//..2026_12_01", NULL, "must not start with '..'"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 char *clean = NULL;
