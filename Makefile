@@ -28,7 +28,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run test unit asan fuzz e2e fmt fmt-check bench images clean
+.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench images clean
 all: $(BUILD)/ckubelet $(BUILD)/pause images
 
 deps:
@@ -103,6 +103,10 @@ asan: $(ASAN_BINS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 test/run-unit $(BUILD)/asan/unit $(ASAN_BINS)
 fuzz: $(FUZZ_BINS)
 	@test/run-fuzz $(BUILD)/fuzz $(FUZZ_BINS)
+# Every fuzz target for FUZZ_SECONDS (default 600) each, growing the cached
+# corpus (test/run-fuzz says where); not part of `make test`.
+fuzz-long: $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) test/run-fuzz $(BUILD)/fuzz $(FUZZ_BINS)
 e2e: all
 	@test/run-e2e $(BUILD)
 
