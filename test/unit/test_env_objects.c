@@ -85,12 +85,12 @@ static struct pod *pod_with_container(const char *cextra)
         return test_pod_yaml(yaml);
 }
 
-/* The container config, or NULL with the error message in *msg. */
-static Runtime__V1__ContainerConfig *build(const char *cextra, const struct kube_objects *k,
-                                           char **msg)
+/* The config of p's first container, or NULL with the error message in
+ * *msg (new string). */
+static Runtime__V1__ContainerConfig *build_pod(const struct pod *p, const struct kube_objects *k,
+                                               char **msg)
 {
         struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
-        struct pod *p = pod_with_container(cextra);
         Runtime__V1__ContainerConfig *cfg = NULL;
         ck_error_t err = NULL;
         /* as sync_pod does before any container starts (/etc/hosts goes there) */
@@ -102,7 +102,24 @@ static Runtime__V1__ContainerConfig *build(const char *cextra, const struct kube
                 ck_error_release(&err);
                 cfg = NULL;
         }
-        pod_unref(p);
+        return cfg;
+}
+
+/* The same for a pod "web" whose container has the YAML lines cextra. */
+static Runtime__V1__ContainerConfig *build(const char *cextra, const struct kube_objects *k,
+                                           char **msg)
+{
+        cleanup_pod struct pod *p = pod_with_container(cextra);
+        return build_pod(p, k, msg);
+}
+
+/* build_pod that must succeed. */
+static Runtime__V1__ContainerConfig *build_pod_ok(const struct pod *p)
+{
+        cleanup_free char *msg = NULL;
+        Runtime__V1__ContainerConfig *cfg = build_pod(p, &kube.iface, &msg);
+        if (cfg == NULL)
+                fail_msg("container config: %s", msg);
         return cfg;
 }
 
@@ -314,13 +331,7 @@ static void test_service_links_disabled(void **state)
                                             "  containers:\n"
                                             "  - {name: app, image: localhost/busybox:1.35}\n");
         struct pod *p = test_pod_yaml(yaml);
-        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
-        Runtime__V1__ContainerConfig *cfg = NULL;
-        ck_error_t err = NULL;
-        assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
-        if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
-                                                      &kube.iface, &cfg, &err) < 0)
-                fail_msg("container config: %s", ck_error_msg(err));
+        Runtime__V1__ContainerConfig *cfg = build_pod_ok(p);
         assert_string_equal(env_value(cfg, "KUBERNETES_SERVICE_HOST"), "10.96.0.1");
         assert_null(env_value(cfg, "CART_SERVICE_HOST"));
         kuberuntime_container_config_free(cfg);
@@ -336,24 +347,13 @@ static void test_services_not_yet_listed(void **state)
         struct pod *api = pod_with_container("");
         api->source = POD_SOURCE_API;
         assert_false(pod_is_static(api));
-        struct kuberuntime_options ao = {.root_dir = root, .node_name = "node1"};
-        Runtime__V1__ContainerConfig *acfg = NULL;
-        ck_error_t aerr = NULL;
-        assert_int_equal(volume_make_pod_dirs(root, api, &aerr), 0);
-        assert_true(kuberuntime_container_config_with_objects(&ao, api, &api->containers[0], 0,
-                                                              "10.0.0.7", NULL, &kube.iface, &acfg,
-                                                              &aerr) < 0);
-        assert_non_null(strstr(ck_error_msg(aerr), "services have not yet been read at least "
-                                                   "once, cannot construct envvars"));
-        ck_error_release(&aerr);
-        pod_unref(api);
+        cleanup_free char *msg = NULL;
+        assert_null(build_pod(api, &kube.iface, &msg));
+        assert_non_null(
+            strstr(msg, "services have not yet been read at least once, cannot construct envvars"));
         /* once listed, it starts */
         kube.services_synced = true;
-        api = pod_with_container("");
-        api->source = POD_SOURCE_API;
-        if (kuberuntime_container_config_with_objects(&ao, api, &api->containers[0], 0, "10.0.0.7",
-                                                      NULL, &kube.iface, &acfg, &aerr) < 0)
-                fail_msg("container config: %s", ck_error_msg(aerr));
+        Runtime__V1__ContainerConfig *acfg = build_pod_ok(api);
         assert_string_equal(env_value(acfg, "KUBERNETES_SERVICE_HOST"), "10.96.0.1");
         kuberuntime_container_config_free(acfg);
         pod_unref(api);
@@ -371,13 +371,7 @@ static void test_services_not_yet_listed(void **state)
                                             "  - {name: app, image: localhost/busybox:1.35}\n");
         struct pod *p = test_pod_yaml(yaml);
         assert_true(pod_is_static(p));
-        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
-        Runtime__V1__ContainerConfig *cfg = NULL;
-        ck_error_t err = NULL;
-        assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
-        if (kuberuntime_container_config_with_objects(&o, p, &p->containers[0], 0, "10.0.0.7", NULL,
-                                                      &kube.iface, &cfg, &err) < 0)
-                fail_msg("container config: %s", ck_error_msg(err));
+        Runtime__V1__ContainerConfig *cfg = build_pod_ok(p);
         assert_null(env_value(cfg, "KUBERNETES_SERVICE_HOST"));
         kuberuntime_container_config_free(cfg);
         pod_unref(p);
