@@ -90,7 +90,7 @@ $(BUILD)/fuzz/libckubelet.a: $(FUZZ_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/fuzz/%: test/fuzz/%.c $(BUILD)/fuzz/libckubelet.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< -o $@ $(BUILD)/fuzz/libckubelet.a $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP $< -o $@ $(BUILD)/fuzz/libckubelet.a $(LIBS)
 
 # Measurements that are not tests (bench/README.md).
 $(BUILD)/bench/prober_cpu: bench/prober_cpu.c $(BUILD)/libckubelet.a
@@ -129,4 +129,5 @@ bench: deps all
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(UNIT_BINS:=.d) $(ASAN_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(ASAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(UNIT_BINS:=.d) $(ASAN_BINS:=.d) \
+	$(FUZZ_BINS:=.d)

@@ -15,7 +15,7 @@
 
 #define DEFAULT_MODE 0644
 
-static int build_payload(const struct volume_ctx *vc, const struct volume *v,
+int volume_build_payload(const struct volume_ctx *vc, const struct volume *v,
                          struct volume_payload *out, ck_error_t *err)
 {
         int32_t mode = v->has_default_mode ? v->default_mode : DEFAULT_MODE;
@@ -74,7 +74,7 @@ int volume_payload_volume_setup(const struct volume_ctx *vc, const struct volume
                 return -1;
 
         struct volume_payload payload = {0};
-        if (build_payload(vc, v, &payload, err) < 0) {
+        if (volume_build_payload(vc, v, &payload, err) < 0) {
                 volume_payload_release(&payload);
                 if (!populated(vc, plugin, v->name))
                         return -1;

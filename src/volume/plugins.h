@@ -114,6 +114,11 @@ int volume_service_account_token(const struct volume_ctx *vc, const char *volume
                                  const char *audience, int64_t expiration_seconds, char **token,
                                  ck_error_t *err);
 
+/* The payload of a configMap, secret, downwardAPI or projected volume (the
+ * volume's defaultMode, else 0644); other kinds: "unsupported volume type". */
+int volume_build_payload(const struct volume_ctx *vc, const struct volume *v,
+                         struct volume_payload *out, ck_error_t *err);
+
 /* Sets up a configMap, secret, downwardAPI or projected volume: builds the
  * payload and writes it (every call: updates reach running pods).  When the
  * payload cannot be built but the volume was set up before, the old content

@@ -22,6 +22,8 @@
  *   - after a write, every file reads back through <dir>/<path> with its
  *     content (and its mode, when the write happened).
  */
+#include "fuzz_fs.h"
+
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -231,49 +233,6 @@ static void check_only(const char *dir, const char *only)
                 abort();
 }
 
-/* No symlink below fd is absolute or has a ".." component. */
-static void check_links(int fd, const char *rel)
-{
-        int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-        if (d == NULL)
-                abort();
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                struct stat st;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        abort();
-                if (S_ISLNK(st.st_mode)) {
-                        char target[4097];
-                        ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-                        if (n <= 0)
-                                abort();
-                        target[n] = '\0';
-                        bool dotdot = strcmp(target, "..") == 0 || strncmp(target, "../", 3) == 0 ||
-                                      strstr(target, "/../") != NULL ||
-                                      (n >= 3 && strcmp(target + n - 3, "/..") == 0);
-                        if (target[0] == '/' || dotdot) {
-                                fprintf(stderr, "fuzz_atomic_writer: `%s/%s` -> `%s`\n", rel,
-                                        de->d_name, target);
-                                abort();
-                        }
-                } else if (S_ISDIR(st.st_mode)) {
-                        int sub = openat(dirfd(d), de->d_name,
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub < 0)
-                                abort();
-                        cleanup_free char *sub_rel = xasprintf("%s/%s", rel, de->d_name);
-                        check_links(sub, sub_rel);
-                        close(sub);
-                } else if (!S_ISREG(st.st_mode)) {
-                        abort();
-                }
-        }
-        closedir(d);
-}
-
 static void check_contained(int vol_fd)
 {
         char a[80], b[88];
@@ -282,7 +241,7 @@ static void check_contained(int vol_fd)
         check_only(root, "a");
         check_only(a, "b");
         check_only(b, "vol");
-        check_links(vol_fd, vol_path);
+        fuzz_check_tree(vol_fd, vol_path);
 }
 
 /* Every file of w reads back through the visible links. */

@@ -16,6 +16,8 @@
  * component; a payload whose paths all validate is written, and the same
  * payload written again writes nothing.
  */
+#include "fuzz_fs.h"
+
 #include "api/decode.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -106,63 +108,7 @@ static void check_only(const char *dir, const char *only)
         closedir(d);
 }
 
-/* No symlink below fd is absolute or has a ".." component. */
-static void check_links(int fd)
-{
-        int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-        if (d == NULL)
-                abort();
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                struct stat st;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        abort();
-                if (S_ISLNK(st.st_mode)) {
-                        char t[4097];
-                        ssize_t n = readlinkat(dirfd(d), de->d_name, t, sizeof(t) - 1);
-                        if (n <= 0)
-                                abort();
-                        t[n] = '\0';
-                        if (t[0] == '/' || strcmp(t, "..") == 0 || strncmp(t, "../", 3) == 0 ||
-                            strstr(t, "/../") != NULL || (n >= 3 && strcmp(t + n - 3, "/..") == 0))
-                                abort();
-                } else if (S_ISDIR(st.st_mode)) {
-                        int sub = openat(dirfd(d), de->d_name,
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub < 0)
-                                abort();
-                        check_links(sub);
-                        close(sub);
-                }
-        }
-        closedir(d);
-}
-
 /* ---- one volume ---- */
-
-static int build_payload(const struct volume_ctx *vc, const struct volume *v,
-                         struct volume_payload *out, ck_error_t *err)
-{
-        int32_t mode = v->has_default_mode ? v->default_mode : 0644;
-        switch (v->kind) {
-        case VOLUME_CONFIG_MAP:
-                return volume_config_map_payload(vc, v->source_name, v->items, v->n_items, mode,
-                                                 v->optional, out, err);
-        case VOLUME_SECRET:
-                return volume_secret_payload(vc, v->source_name, v->items, v->n_items, mode,
-                                             v->optional, out, err);
-        case VOLUME_DOWNWARD_API:
-                return volume_downward_api_payload(vc, json_object_get(v->source, "items"), mode,
-                                                   out, err);
-        case VOLUME_PROJECTED:
-                return volume_projected_payload(vc, v, out, err);
-        default:
-                return ck_error_make(err, 0, "unsupported volume type");
-        }
-}
 
 static bool paths_valid(const struct volume_payload *p)
 {
@@ -203,7 +149,7 @@ static void setup_volume(const struct volume_ctx *vc, const struct volume *v)
         if (volume_check_component("volume name", v->name, &err) < 0)
                 return;
         struct volume_payload p = {0};
-        if (build_payload(vc, v, &p, &err) < 0) {
+        if (volume_build_payload(vc, v, &p, &err) < 0) {
                 if (err == NULL)
                         abort();
                 volume_payload_release(&p);
@@ -275,6 +221,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cleanup_close int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 abort();
-        check_links(root_fd);
+        fuzz_check_tree(root_fd, "root");
         return 0;
 }
