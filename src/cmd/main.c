@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct kubelet *the_kubelet;
 
@@ -87,7 +88,8 @@ int main(int argc, char **argv)
                 ck_error_release(&err);
                 rc = 1;
         }
-        kubelet_free(the_kubelet);
+        if (!kubelet_free(the_kubelet))
+                _exit(rc); /* threads still run: no exit handlers under them */
         kubelet_config_release(&cfg);
         return rc;
 }

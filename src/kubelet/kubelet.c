@@ -953,16 +953,19 @@ void kubelet_stop(struct kubelet *kl)
         kl_post(kl, kl_event_new(KL_EV_STOP));
 }
 
-void kubelet_free(struct kubelet *kl)
+bool kubelet_free(struct kubelet *kl)
 {
         if (kl == NULL)
-                return;
+                return true;
         file_source_stop(kl->files);
         api_source_stop(kl->api);
+        /* The workers first: a sync in flight uses the prober, the runtime
+         * manager, the status store... (freeing the prober before them was a
+         * use after free when SIGTERM came during a kill). */
+        if (!podworkers_free(kl->workers))
+                return false; /* busy workers still use the rest: the process is exiting */
         pleg_stop(kl->pleg);
         prober_free(kl->prober);
-        if (!podworkers_free(kl->workers))
-                return; /* busy workers still use the rest: the process is exiting */
         readonly_server_stop(kl->server);
         kubelet_server_stop(kl->secure);
         kl->secure = NULL;
@@ -999,4 +1002,5 @@ void kubelet_free(struct kubelet *kl)
         pthread_cond_destroy(&kl->q_cond);
         pthread_mutex_destroy(&kl->net_lock);
         free(kl);
+        return true;
 }

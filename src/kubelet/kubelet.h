@@ -15,6 +15,8 @@
 #include "config/kubeletconfig.h"
 #include "util/error.h"
 
+#include <stdbool.h>
+
 struct kubelet;
 
 /* Creates the kubelet from a parsed configuration (borrowed; must outlive
@@ -29,6 +31,11 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
 int kubelet_run(struct kubelet *kl, ck_error_t *err);
 
 void kubelet_stop(struct kubelet *kl);
-void kubelet_free(struct kubelet *kl);
+
+/* Stops every thread and frees kl.  Returns false when pod workers were
+ * still busy (a kill waiting out its grace period) and were left running
+ * with what they use: the caller must then end the process without
+ * running exit handlers under them (_exit). */
+bool kubelet_free(struct kubelet *kl);
 
 #endif
