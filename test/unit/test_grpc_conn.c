@@ -134,7 +134,9 @@ static void test_unary_call_sends_grpc_headers_and_gets_the_message(void **state
             grpc_parse_timeout(f->server->last_timeout, strlen(f->server->last_timeout), &ms, &err),
             0);
         pthread_mutex_unlock(&f->server->lock);
-        assert_true(ms > 4000 && ms <= 5000);
+        /* the call's 5 s deadline, less the time it took to send (a busy
+         * machine may take a while) */
+        assert_true(ms > 1000 && ms <= 5000);
         /* the connection is reused */
         call_ok(f, "again");
         assert_int_equal(atomic_load(&f->server->connections), 1);
@@ -221,10 +223,11 @@ static void test_compressed_and_oversized_messages_are_rejected(void **state)
         struct fixture *f = *state;
         f->plan.compressed = true;
         int64_t start = fs_now_mono_ms();
-        ck_error_t err = call_fail(f, 5000);
-        /* rejected as soon as the prefix arrives, not at the deadline */
-        assert_true(fs_now_mono_ms() - start < 2500);
+        ck_error_t err = call_fail(f, 30000);
+        /* rejected as soon as the prefix arrives (INTERNAL), not at the
+         * deadline of 30 s (DEADLINE_EXCEEDED) */
         assert_int_equal(err->code, GRPC_INTERNAL);
+        assert_true(fs_now_mono_ms() - start < 15000);
         assert_non_null(strstr(err->msg, "compressed"));
         ck_error_release(&err);
 
@@ -248,8 +251,9 @@ static void test_silent_server_hits_the_deadline(void **state)
         assert_int_equal(err->code, GRPC_DEADLINE_EXCEEDED);
         assert_non_null(strstr(err->msg, "rpc error 4: "));
         ck_error_release(&err);
+        /* at the deadline: not before it, and not left hanging after it */
         assert_true(took >= 300);
-        assert_true(took < 300 + 1500); /* generous: CI machines are busy */
+        assert_true(took < 300 + 10000);
         /* the stream was reset; the connection serves the next call */
         atomic_store(&f->plan.kind, FAKE_REPLY_MESSAGE);
         call_ok(f, "after timeout");

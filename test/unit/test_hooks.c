@@ -32,25 +32,61 @@
 
 /* ---- the fake handler runner ---- */
 
+/* Every call of the fake handler runner and of the fake runtime's
+ * StopContainer/StopPodSandbox takes the next number: the order of events
+ * across threads, which the tests assert instead of wall-clock bounds. */
+static atomic_int event_seq;
+
 struct hook_call {
         char container[32];
         char pod_ip[32];
         enum handler_kind kind;
         int64_t timeout_ms;
-        int64_t at_ms;
+        int64_t at_ms, end_ms;
+        int seq, end_seq;
+        bool released;      /* a held hook: let go by the test (not by the 30 s safety bound) */
         char port_name[16]; /* the container's first port, as the hook saw it */
         int32_t port;
 };
+
+/* A hook held until released: by the test (hooks_release) or by the fake
+ * runtime's StopContainer of release_on_stop.  30 s without a release fail
+ * the test's assertion on `released`, not the test run. */
+#define HOOK_HOLD_MAX_MS 30000
 
 static struct {
         pthread_mutex_t lock;
         struct hook_call calls[16];
         size_t n;
         /* how the hooks of one container behave */
-        const char *slow_container;
+        const char *slow_container; /* takes slow_ms (after the hold, if held) */
         int64_t slow_ms;
+        const char *held_container;
+        const char *release_on_stop; /* a container id */
+        bool release;
         const char *failing_container;
 } hooks = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void hooks_release(void)
+{
+        pthread_mutex_lock(&hooks.lock);
+        hooks.release = true;
+        pthread_mutex_unlock(&hooks.lock);
+}
+
+/* Waits until released; true if released, false after HOOK_HOLD_MAX_MS. */
+static bool hook_hold(void)
+{
+        for (int waited = 0; waited < HOOK_HOLD_MAX_MS; waited += 5) {
+                pthread_mutex_lock(&hooks.lock);
+                bool released = hooks.release;
+                pthread_mutex_unlock(&hooks.lock);
+                if (released)
+                        return true;
+                poll(NULL, 0, 5);
+        }
+        return false;
+}
 
 enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *pod,
                                      const struct container *c, const char *container_id,
@@ -61,13 +97,15 @@ enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *p
         (void)pod;
         (void)container_id;
         pthread_mutex_lock(&hooks.lock);
+        struct hook_call *k = NULL;
         if (hooks.n < 16) {
-                struct hook_call *k = &hooks.calls[hooks.n++];
+                k = &hooks.calls[hooks.n++];
                 snprintf(k->container, sizeof(k->container), "%s", c->name);
                 snprintf(k->pod_ip, sizeof(k->pod_ip), "%s", pod_ip ? pod_ip : "");
                 k->kind = h->kind;
                 k->timeout_ms = timeout_ms;
                 k->at_ms = fs_now_mono_ms();
+                k->seq = atomic_fetch_add(&event_seq, 1);
                 if (c->n_ports > 0) {
                         snprintf(k->port_name, sizeof(k->port_name), "%s",
                                  c->ports[0].name ? c->ports[0].name : "");
@@ -75,11 +113,20 @@ enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *p
                 }
         }
         bool slow = hooks.slow_container && strcmp(hooks.slow_container, c->name) == 0;
+        bool held = hooks.held_container && strcmp(hooks.held_container, c->name) == 0;
         bool fail = hooks.failing_container && strcmp(hooks.failing_container, c->name) == 0;
         int64_t delay = hooks.slow_ms;
         pthread_mutex_unlock(&hooks.lock);
+        bool released = held ? hook_hold() : false;
         if (slow)
                 poll(NULL, 0, (int)delay);
+        pthread_mutex_lock(&hooks.lock);
+        if (k != NULL) {
+                k->released = released;
+                k->end_ms = fs_now_mono_ms();
+                k->end_seq = atomic_fetch_add(&event_seq, 1);
+        }
+        pthread_mutex_unlock(&hooks.lock);
         *message = fail ? strdup("Get \"http://10.88.0.9:8080/hi\": connection refused") : NULL;
         return fail ? PROBE_RESULT_FAILURE : PROBE_RESULT_SUCCESS;
 }
@@ -98,6 +145,7 @@ struct stop_call {
         char id[64];
         int64_t timeout;
         int64_t at_ms;
+        int seq;
 };
 
 struct runtime {
@@ -105,7 +153,7 @@ struct runtime {
         struct stop_call stops[16];
         size_t n_stops;
         int sandbox_stops;
-        int64_t sandbox_stop_at_ms;
+        int sandbox_stop_seq;
         int started;
         /* ExecSync: what it answers, what it was asked */
         int32_t exec_exit_code;
@@ -138,13 +186,18 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                         snprintf(c->id, sizeof(c->id), "%s", in->container_id);
                         c->timeout = in->timeout;
                         c->at_ms = fs_now_mono_ms();
+                        c->seq = atomic_fetch_add(&event_seq, 1);
                 }
+                pthread_mutex_lock(&hooks.lock);
+                if (hooks.release_on_stop && strcmp(hooks.release_on_stop, in->container_id) == 0)
+                        hooks.release = true;
+                pthread_mutex_unlock(&hooks.lock);
                 runtime__v1__stop_container_request__free_unpacked(in, NULL);
                 Runtime__V1__StopContainerResponse out = RUNTIME__V1__STOP_CONTAINER_RESPONSE__INIT;
                 pack_reply(reply, &out.base);
         } else if (METHOD(req->path, "RuntimeService/StopPodSandbox")) {
                 rt->sandbox_stops++;
-                rt->sandbox_stop_at_ms = fs_now_mono_ms();
+                rt->sandbox_stop_seq = atomic_fetch_add(&event_seq, 1);
                 Runtime__V1__StopPodSandboxResponse out =
                     RUNTIME__V1__STOP_POD_SANDBOX_RESPONSE__INIT;
                 pack_reply(reply, &out.base);
@@ -298,7 +351,10 @@ static int setup(void **state)
         f->cri = cri_client_new(f->endpoint, 5000);
         pthread_mutex_lock(&hooks.lock);
         hooks.n = 0;
+        memset(hooks.calls, 0, sizeof(hooks.calls));
         hooks.slow_container = hooks.failing_container = NULL;
+        hooks.held_container = hooks.release_on_stop = NULL;
+        hooks.release = false;
         hooks.slow_ms = 0;
         pthread_mutex_unlock(&hooks.lock);
         *state = f;
@@ -480,9 +536,11 @@ static void test_pre_stop_within_grace(void **state)
         int64_t t0 = fs_now_mono_ms();
         int64_t spent = kuberuntime__run_pre_stop(f->kr, p, &p->containers[0], "id-app",
                                                   "10.88.0.9", 10, &pending);
+        /* it waited for the hook, which ended within the grace period (10 s):
+         * nothing left pending */
         assert_null(pending);
-        assert_true(spent >= 300 && spent < 2000);
-        assert_true(fs_now_mono_ms() - t0 < 2000);
+        assert_true(spent >= 300);
+        assert_true(spent <= fs_now_mono_ms() - t0);
         const struct hook_call *k = hook_call_of("app");
         assert_non_null(k);
         assert_int_equal(k->kind, HANDLER_HTTP_GET);
@@ -496,16 +554,19 @@ static void test_pre_stop_past_grace_stops_waiting(void **state)
 {
         struct fixture *f = *state;
         struct pod *p = test_pod_yaml(sidecar_pod);
-        hooks.slow_container = "app";
-        hooks.slow_ms = 2500;
+        /* the hook runs until the test lets it go */
+        hooks.held_container = "app";
         struct kuberuntime_hook *pending = NULL;
         int64_t spent =
             kuberuntime__run_pre_stop(f->kr, p, &p->containers[0], "id-app", NULL, 1, &pending);
-        /* waited for the grace period (1 s), not for the hook */
-        assert_true(spent >= 1000 && spent < 2000);
+        /* waited for the grace period (1 s), not for the hook: it returned
+         * with the hook still running, handed over as pending */
+        assert_true(spent >= 1000);
         assert_non_null(pending);
         assert_int_equal(kuberuntime__grace_left(1, spent), 0);
+        hooks_release();
         kuberuntime__hook_finish(pending);
+        assert_true(hook_call_of("app")->released);
         pod_unref(p);
 }
 
@@ -526,7 +587,8 @@ static void test_pre_stop_sleep_bounded_by_grace(void **state)
         int64_t spent =
             kuberuntime__run_pre_stop(f->kr, p, &p->containers[0], "id-app", NULL, 1, &pending);
         assert_null(pending);
-        assert_true(spent >= 1000 && spent < 1500);
+        /* the grace period (1 s), not the 60 s of the hook */
+        assert_true(spent >= 1000 && spent < 30000);
         /* a sleep action is not the handler runner's */
         assert_int_equal(hooks.n, 0);
         /* no grace left: the hook does not run at all (upstream) */
@@ -578,8 +640,11 @@ static void test_kill_pod_sidecars_after_apps(void **state)
         struct pod *p = test_pod_yaml(sidecar_pod);
         const char *names[] = {"side-a", "side-b", "app", "web"};
         struct runtime_pod_status *st = running_status(names, 4);
+        /* app's preStop hook is held until web is stopped, then takes 2 s */
+        hooks.held_container = "app";
+        hooks.release_on_stop = "id-web";
         hooks.slow_container = "app";
-        hooks.slow_ms = 1200;
+        hooks.slow_ms = 2000;
         ck_error_t err = NULL;
         int64_t t0 = fs_now_mono_ms();
         if (kuberuntime_kill_pod(f->kr, f->cri, p, st, -1, &err) < 0)
@@ -591,29 +656,35 @@ static void test_kill_pod_sidecars_after_apps(void **state)
         const struct stop_call *web = stop_of(&f->rt, "id-web", &p_web);
         const struct stop_call *sa = stop_of(&f->rt, "id-side-a", &p_a);
         const struct stop_call *sb = stop_of(&f->rt, "id-side-b", &p_b);
-        /* the app containers first, then side-b, then side-a */
-        assert_true(p_app < p_b && p_web < p_b && p_b < p_a);
-        /* app: its preStop hook ran first (1.2 s): 10 - 1 s left */
-        assert_true(app->at_ms - t0 >= 1200);
-        assert_int_equal(app->timeout, 9);
-        /* web: no hook, stopped at once with the whole grace period */
-        assert_true(web->at_ms - t0 < 1000);
-        assert_int_equal(web->timeout, 10);
-        /* the sidecars waited for app (about 1.2 s) */
-        assert_true(sb->at_ms >= app->at_ms);
-        assert_int_equal(sb->timeout, 9);
-        assert_int_equal(sa->timeout, 9);
-        /* both preStop hooks started at once, when the kill began (as
-         * upstream: a sidecar's hook does not wait for its turn) */
         const struct hook_call *ha = hook_call_of("side-a");
         const struct hook_call *hp = hook_call_of("app");
         assert_non_null(ha);
         assert_non_null(hp);
-        assert_true(ha->at_ms - t0 < 500 && hp->at_ms - t0 < 500);
+        /* the app containers first, then side-b, then side-a */
+        assert_true(p_app < p_b && p_web < p_b && p_b < p_a);
+        /* web: no hook, stopped while app's hook was still held (it released
+         * it), with the whole grace period */
+        assert_true(hp->released);
+        assert_true(web->seq < hp->end_seq);
+        assert_int_equal(web->timeout, 10);
+        /* app: stopped after its hook (2 s or more): the grace period less
+         * the whole seconds the hook took, at least 2 */
+        assert_true(app->seq > hp->end_seq);
+        assert_true(app->timeout <= 8);
+        assert_true(app->timeout >= 10 - (app->at_ms - t0) / 1000);
+        /* the sidecars waited for app: their grace is what was left then */
+        assert_true(sb->seq > app->seq);
+        assert_true(sb->timeout <= 9 && sb->timeout >= 10 - (sb->at_ms - t0) / 1000);
+        assert_true(sa->timeout <= 9 && sa->timeout >= 10 - (sa->at_ms - t0) / 1000);
+        /* both preStop hooks started when the kill began (as upstream: a
+         * sidecar's hook does not wait for its turn): side-a's before app,
+         * which side-b and then side-a wait for, was stopped */
+        assert_true(hp->seq < app->seq);
+        assert_true(ha->seq < app->seq);
         assert_string_equal(ha->pod_ip, "10.88.0.9");
         /* then the sandbox */
         assert_int_equal(f->rt.sandbox_stops, 1);
-        assert_true(f->rt.sandbox_stop_at_ms >= sa->at_ms);
+        assert_true(f->rt.sandbox_stop_seq > sa->seq);
         runtime_pod_status_free(st);
         pod_unref(p);
 }
@@ -633,15 +704,20 @@ static void test_kill_pod_hook_past_grace_gets_minimum(void **state)
                                       "      preStop: {httpGet: {path: /slow, port: 8080}}\n");
         const char *names[] = {"app"};
         struct runtime_pod_status *st = running_status(names, 1);
-        hooks.slow_container = "app";
-        hooks.slow_ms = 2500;
+        /* the hook runs until app's StopContainer */
+        hooks.held_container = "app";
+        hooks.release_on_stop = "id-app";
         ck_error_t err = NULL;
-        int64_t t0 = fs_now_mono_ms();
         if (kuberuntime_kill_pod(f->kr, f->cri, p, st, -1, &err) < 0)
                 fail_msg("kill: %s", ck_error_msg(err));
         const struct stop_call *app = stop_of(&f->rt, "id-app", NULL);
-        /* stopped once the grace period ran out, not when the hook ended */
-        assert_true(app->at_ms - t0 >= 1000 && app->at_ms - t0 < 2000);
+        const struct hook_call *k = hook_call_of("app");
+        assert_non_null(k);
+        /* stopped once the grace period (1 s) ran out, while the hook still
+         * ran (the stop released it), with the 2 s minimum */
+        assert_true(k->released);
+        assert_true(app->seq > k->seq && app->seq < k->end_seq);
+        assert_true(app->at_ms - k->at_ms >= 1000);
         assert_int_equal(app->timeout, 2);
         runtime_pod_status_free(st);
         pod_unref(p);

@@ -34,6 +34,7 @@ struct hs_route {
         char location[128]; /* "" for none */
         size_t body_len;    /* body of 'x's; 0: "ok" */
         atomic_int hits;
+        atomic_int in_flight; /* requests received and not yet answered */
 };
 
 struct http_server {
@@ -120,6 +121,7 @@ static void *hs_conn_main(void *arg)
                 size_t body_len = 2;
                 const char *location = "";
                 if (r != NULL) {
+                        atomic_fetch_add(&r->in_flight, 1);
                         atomic_fetch_add(&r->hits, 1);
                         status = atomic_load(&r->status);
                         delay = atomic_load(&r->delay_ms);
@@ -144,6 +146,8 @@ static void *hs_conn_main(void *arg)
                         memcpy(body, "ok", 2);
                 hs_write_all(hc->fd, body, body_len);
                 free(body);
+                if (r != NULL)
+                        atomic_fetch_sub(&r->in_flight, 1);
         }
         close(hc->fd);
         free(hc);

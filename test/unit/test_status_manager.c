@@ -73,19 +73,44 @@ static void set_status(struct fixture *f, struct pod *pod, const char *phase)
         status_manager_notify(f->sm);
 }
 
+/* Waits (up to 10 s, a bound for a busy machine, not a measure) until the
+ * store has n statuses pending; fails the test on timeout. */
+static void wait_pending(struct status_store *st, size_t n)
+{
+        size_t have = 0;
+        for (int waited = 0; (have = pending_count(st)) != n; waited += 10) {
+                if (waited >= 10000)
+                        fail_msg("%zu statuses pending, expected %zu", have, n);
+                usleep(10000);
+        }
+}
+
+/* The request line of the fake's i-th request, read under its lock. */
+static void assert_request(struct fake *fk, size_t i, const char *want)
+{
+        pthread_mutex_lock(&fk->lock);
+        char got[sizeof(fk->req[0])];
+        snprintf(got, sizeof(got), "%s", i < fk->n_req ? fk->req[i] : "(none)");
+        pthread_mutex_unlock(&fk->lock);
+        assert_string_equal(got, want);
+}
+
 static void test_status_patch_retried_until_it_lands(void **state)
 {
         (void)state;
         static const struct answer script[] = {
             {.status = 500, .body = "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}"},
             {.status = 200, .body = "{}"},
+            {.status = 200, .body = "{}"}, /* p2, the barrier below */
         };
         struct fixture f = {0};
-        start(&f, script, 2);
+        start(&f, script, 3);
         cleanup_pod struct pod *pod = api_pod("p1", "u1");
         set_status(&f, pod, "Running");
         fake_wait_requests(f.fake, 2);
-        usleep(100000); /* the answer is handled after the fake records it */
+        /* the answer is handled after the fake records it: landed, once the
+         * status is no longer pending */
+        wait_pending(f.store, 0);
         assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/p1/status");
         assert_string_equal(f.fake->req[1], "PATCH /api/v1/namespaces/default/pods/p1/status");
         assert_non_null(
@@ -97,12 +122,17 @@ static void test_status_patch_retried_until_it_lands(void **state)
         assert_string_equal(
             json_string_value(json_object_get(json_object_get(body, "status"), "phase")),
             "Running");
-        assert_int_equal(pending_count(f.store), 0);
-        /* an unchanged status is not written again */
+        /* an unchanged status is not written again: p2's status, set after
+         * it, is the next write (the manager writes what is pending in the
+         * store's order, p1 first) */
         status_store_set_status(f.store, "u1", json_pack("{s:s}", "phase", "Running"));
         status_manager_notify(f.sm);
-        usleep(300000);
-        assert_int_equal(f.fake->n_req, 2);
+        cleanup_pod struct pod *p2 = api_pod("p2", "u2");
+        set_status(&f, p2, "Pending");
+        fake_wait_requests(f.fake, 3);
+        assert_request(f.fake, 2, "PATCH /api/v1/namespaces/default/pods/p2/status");
+        wait_pending(f.store, 0);
+        assert_int_equal(fake_wait_requests(f.fake, 3), 3);
         stop(&f);
 }
 
@@ -111,36 +141,54 @@ static void test_status_of_a_pod_gone_from_the_apiserver_is_dropped(void **state
         (void)state;
         static const struct answer script[] = {
             {.status = 404, .body = "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}"},
+            {.status = 200, .body = "{}"}, /* p2, the barrier below */
         };
         struct fixture f = {0};
-        start(&f, script, 1);
+        start(&f, script, 2);
         cleanup_pod struct pod *pod = api_pod("p1", "u1");
         set_status(&f, pod, "Pending");
         fake_wait_requests(f.fake, 1);
-        usleep(1500000); /* longer than the first retry delay */
-        assert_int_equal(f.fake->n_req, 1);
-        assert_int_equal(pending_count(f.store), 0);
+        /* dropped: no longer pending (a failed write stays pending, for the
+         * retry) */
+        wait_pending(f.store, 0);
+        /* and not written again: the next write is p2's */
+        cleanup_pod struct pod *p2 = api_pod("p2", "u2");
+        set_status(&f, p2, "Pending");
+        fake_wait_requests(f.fake, 2);
+        assert_request(f.fake, 0, "PATCH /api/v1/namespaces/default/pods/p1/status");
+        assert_request(f.fake, 1, "PATCH /api/v1/namespaces/default/pods/p2/status");
+        wait_pending(f.store, 0);
+        assert_int_equal(fake_wait_requests(f.fake, 2), 2);
         stop(&f);
 }
 
 static void test_static_pod_status_waits_for_its_mirror(void **state)
 {
         (void)state;
-        static const struct answer script[] = {{.status = 200, .body = "{}"}};
+        static const struct answer script[] = {
+            {.status = 200, .body = "{}"}, /* p2, the barrier below */
+            {.status = 200, .body = "{}"},
+        };
         struct fixture f = {0};
-        start(&f, script, 1);
+        start(&f, script, 2);
         cleanup_pod struct pod *pod = api_pod("s1", "static-uid");
         /* a static pod: no API object until its mirror exists */
         pod->source = POD_SOURCE_FILE;
         set_status(&f, pod, "Running");
-        usleep(300000);
-        assert_int_equal(f.fake->n_req, 0);
+        /* an apiserver pod's status set after it is written first: s1's is
+         * not written (it comes first in the store's order) */
+        cleanup_pod struct pod *p2 = api_pod("p2", "u2");
+        set_status(&f, p2, "Pending");
+        fake_wait_requests(f.fake, 1);
+        assert_request(f.fake, 0, "PATCH /api/v1/namespaces/default/pods/p2/status");
+        wait_pending(f.store, 0);
+        assert_int_equal(fake_wait_requests(f.fake, 1), 1);
         assert_true(status_store_set_api_uid(f.store, "static-uid", "mirror-uid"));
         status_manager_notify(f.sm);
-        fake_wait_requests(f.fake, 1);
-        assert_string_equal(f.fake->req[0], "PATCH /api/v1/namespaces/default/pods/s1/status");
-        usleep(100000);
-        cleanup_json json_t *body = json_loads(f.fake->body[0], 0, NULL);
+        fake_wait_requests(f.fake, 2);
+        assert_request(f.fake, 1, "PATCH /api/v1/namespaces/default/pods/s1/status");
+        /* the fake records a request's body before it counts the request */
+        cleanup_json json_t *body = json_loads(f.fake->body[1], 0, NULL);
         assert_string_equal(
             json_string_value(json_object_get(json_object_get(body, "metadata"), "uid")),
             "mirror-uid");
