@@ -51,7 +51,10 @@ teardown() {
 	cert=$(sed -n 's/^    client-certificate: //p' "$NODE_KUBECONFIG")
 	key=$(sed -n 's/^    client-key: //p' "$NODE_KUBECONFIG")
 	ca=$(sed -n 's/^    certificate-authority: //p' "$NODE_KUBECONFIG")
-	[ -f "$cert" ] && [ -f "$key" ] && [ -f "$ca" ]
+	# one check a line: in bats only the last command of an && list can fail the test
+	[ -f "$cert" ]
+	[ -f "$key" ]
+	[ -f "$ca" ]
 	[ "$(stat -c %a "$key")" = 600 ]
 }
 

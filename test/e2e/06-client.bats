@@ -66,7 +66,8 @@ node_user_lines() {
 }
 
 @test "client: the node lists the pods bound to it and is refused secrets with the apiserver's reason" {
-	want=$(kubectl get pods -A --field-selector "spec.nodeName=$CLUSTER_NODE_NAME" -o name | grep -c . || true)
+	names=$(kubectl get pods -A --field-selector "spec.nodeName=$CLUSTER_NODE_NAME" -o name)
+	want=$(grep -c . <<<"$names" || true)
 	run "$SMOKE" get "$NODE_KUBECONFIG" /api/v1/pods "spec.nodeName=$CLUSTER_NODE_NAME"
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -279,6 +279,37 @@ teardown() {
 	[ "$(running_containers_of live | count_lines)" -eq 1 ]
 }
 
+@test "housekeeping: a pod whose manifest went while the agent was stopped is removed at its start" {
+	for name in gone kept; do
+		cat >"$MANIFESTS/$name.yaml" <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $name}
+		spec:
+		  terminationGracePeriodSeconds: 2
+		  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+		YAML
+	done
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is gone Running
+	wait_for -t 60 phase_is kept Running
+	gone_uid=$(pod_uid gone)
+	[ -d "$CKUBELET_ROOT/pods/$gone_uid" ]
+	kept_ctr=$(running_containers_of kept)
+	[ -n "$kept_ctr" ]
+	stop_ckubelet
+	rm "$MANIFESTS/gone.yaml"
+	# nobody stops it meanwhile
+	[ -n "$(running_containers_of gone)" ]
+	start_agent "$MANIFESTS"
+	# an orphan now: killed and removed, with its directory; the other pod adopted
+	wait_for -t 60 runtime_has_nothing_of gone
+	wait_for -t 30 test ! -e "$CKUBELET_ROOT/pods/$gone_uid"
+	pod_absent gone
+	[ "$(running_containers_of kept)" = "$kept_ctr" ]
+	[ "$(restart_count kept main)" -eq 0 ]
+}
+
 @test "DNS, hostname and env expansion reach the container" {
 	cat >"$MANIFESTS/dns.yaml" <<-'YAML'
 	apiVersion: v1

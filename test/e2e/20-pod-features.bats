@@ -34,7 +34,7 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	wait_for -t 30 phase_is b Failed
 	[ "$(pod_field b .status.reason)" = OutOfpods ]
 	[[ $(pod_field b .status.message) == *"Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"* ]]
-	[ -z "$(sandboxes_of b)" ]
+	query_empty sandboxes_of b
 	[ "$(pod_phase a)" = Running ]
 }
 
@@ -50,7 +50,7 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	start_agent "$MANIFESTS"
 	wait_for -t 30 phase_is big Failed
 	[ "$(pod_field big .status.reason)" = OutOfcpu ]
-	[ -z "$(sandboxes_of big)" ]
+	query_empty sandboxes_of big
 }
 
 @test "hostNetwork pod sees the host's interfaces; hostPath and memory emptyDir mount" {
@@ -148,7 +148,7 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	wait_for -t 60 phase_is fine Running
 	wait_for -t 30 grep -q 'Error syncing pod.*nonexistent/ckubelet-e2e' "$CKUBELET_LOG"
 	[ "$(pod_phase nodir)" = Pending ]
-	[ -z "$(running_containers_of nodir)" ]
+	query_empty running_containers_of nodir
 }
 
 @test "hostPort maps to the pod's container port" {

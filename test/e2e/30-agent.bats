@@ -27,6 +27,14 @@ teardown() {
 	[[ $output == *"--sync-frequency"* ]]
 }
 
+@test "--cgroup-driver=systemd is refused at start with a clear error" {
+	run timeout 30 "$BUILD/ckubelet" --cgroup-driver=systemd --root-dir="$BATS_TEST_TMPDIR/root" \
+		--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" --read-only-port=0
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cgroup driver systemd is not supported yet"* ]]
+}
+
 @test "a KubeletConfiguration file configures the agent; a bad one is rejected" {
 	cat >"$BATS_TEST_TMPDIR/config.yaml" <<-YAML
 	apiVersion: kubelet.config.k8s.io/v1beta1

@@ -363,6 +363,39 @@ has_events() { # POD REASON...
 	[[ $pulled == *localhost/busybox:1.35* ]]
 }
 
+@test "cluster workloads: a configMap volume of a missing configMap: FailedMount, then it starts once created" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: mount-fails, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 1
+	  volumes: [{name: settings, configMap: {name: no-such-config}}]
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, '$PATIENT']
+	    volumeMounts: [{name: settings, mountPath: /etc/settings}]
+	YAML
+	wait_for -t 60 -i 1 has_events mount-fails FailedMount
+	events=$(kubectl get events -n "$TEST_NS" --field-selector involvedObject.name=mount-fails -o json)
+	failed=$(jq -c '[.items[] | select(.reason == "FailedMount")][0]' <<<"$events")
+	echo "$failed"
+	[ "$(jq -r .type <<<"$failed")" = Warning ]
+	[ "$(jq -r '.source.component // .reportingComponent' <<<"$failed")" = kubelet ]
+	[ "$(jq -r .involvedObject.uid <<<"$failed")" = "$(kpod_uid "$TEST_NS" mount-fails)" ]
+	[[ $(jq -r .message <<<"$failed") == *no-such-config* ]]
+	# nothing runs without the volume
+	[ "$(kpod_field "$TEST_NS" mount-fails '{.status.phase}')" = Pending ]
+	query_empty kpod_containers "$TEST_NS" mount-fails
+
+	kubectl create configmap no-such-config -n "$TEST_NS" --from-literal=k=v
+	wait_for -t 120 -i 1 kpod_phase_is "$TEST_NS" mount-fails Running
+	ctr=$(kpod_running_container "$TEST_NS" mount-fails main)
+	[ "$(crictl exec "$ctr" cat /etc/settings/k)" = v ]
+}
+
 @test "cluster workloads: kubectl delete waits out terminationGracePeriodSeconds=5, then the pod is gone" {
 	bound_pod stubborn 5 'sleep 3600'
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" stubborn Running
@@ -370,12 +403,12 @@ has_events() { # POD REASON...
 	[ -n "$ctr" ]
 	t0=$EPOCHREALTIME
 	kubectl delete pod stubborn -n "$TEST_NS" --wait=false
-	wait_for -t 15 -i 0.2 kpod_gone "$TEST_NS" stubborn
+	wait_for -t 60 -i 0.2 kpod_gone "$TEST_NS" stubborn
 	elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	echo "gone from the API after ${elapsed}s"
 	# sleep ignores SIGTERM: it ran until the grace period was over.
 	awk -v e="$elapsed" 'BEGIN { exit !(e >= 4.5) }'
-	wait_for -t 10 -i 0.5 no_running_container "$TEST_NS" stubborn
+	wait_for -t 30 -i 0.5 no_running_container "$TEST_NS" stubborn
 	wait_for -t 60 -i 1 kpod_runtime_empty "$TEST_NS" stubborn
 	wait_for -t 20 -i 1 has_events stubborn Killing
 }

@@ -56,16 +56,39 @@ restarts_at_least() { # POD N
 }
 
 @test "kubectl logs -f: follows new lines as they come and ends when the container exits" {
-	logged_pod follower Never 'sleep 2; for i in $(seq 1 8); do echo "tick $i"; sleep 1; done'
+	# The container writes line i only once the test has created flag i (a
+	# hostPath), and the test creates flag i+1 only once line i came through
+	# the follow: each line is delivered while the container runs, before the
+	# next one is written, whatever the machine's speed.
+	flags=$BATS_TEST_TMPDIR/flags
+	mkdir -p "$flags"
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: follower, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 2
+	  restartPolicy: Never
+	  volumes: [{name: flags, hostPath: {path: $flags}}]
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, 'for i in 1 2 3 4 5 6 7 8; do until [ -e /flags/\$i ]; do sleep 0.1; done; echo "tick \$i"; done']
+	    volumeMounts: [{name: flags, mountPath: /flags}]
+	YAML
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" follower Running
-	# started before the lines are written; returns by itself at the end
+	# started before any line is written; returns by itself at the end
 	"$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" logs -f -n "$TEST_NS" follower \
 		>"$BATS_TEST_TMPDIR/follow" 2>&1 3>&- &
-	local follower=$!
-	# each line arrives while the container still writes the next ones
-	wait_for -t 30 -i 0.2 grep -qx "tick 2" "$BATS_TEST_TMPDIR/follow"
-	run grep -c "tick 8" "$BATS_TEST_TMPDIR/follow"
-	[ "$output" = 0 ]
+	local follower=$! i
+	for i in 1 2 3 4 5 6 7 8; do
+		touch "$flags/$i"
+		wait_for -t 30 -i 0.2 grep -qx "tick $i" "$BATS_TEST_TMPDIR/follow"
+		# the follow is still open: the container has more to write (not
+		# `! process_gone`: bats does not fail a test on a negated command)
+		[ "$i" -eq 8 ] || kill -0 "$follower"
+	done
 	wait_for -t 60 -i 0.5 process_gone "$follower"
 	wait "$follower"
 	run cat "$BATS_TEST_TMPDIR/follow"
@@ -76,6 +99,45 @@ restarts_at_least() { # POD N
 	# a finished container's log stays readable
 	run kubectl logs -n "$TEST_NS" follower --tail=1
 	[ "$output" = "tick 8" ]
+}
+
+# line_time FILE LINE: the timestamp (ns since the epoch) kubectl logs
+# --timestamps (in FILE) shows for LINE.
+line_time() {
+	local ts rest
+	while read -r ts rest; do
+		[[ $rest == "$2" ]] && date -d "$ts" +%s%N && return 0
+	done <"$1"
+	echo "line_time: no line '$2' in $1" >&2
+	return 1
+}
+
+@test "kubectl logs --since and --since-time: the lines of the window only" {
+	logged_pod timed Always 'echo "early 1"; echo "early 2"; sleep 10; echo "late 1"; echo "late 2"; exec sleep 3600'
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" timed Running
+	wait_for -t 60 -i 0.5 logs_have timed "late 2"
+	kubectl logs -n "$TEST_NS" timed --timestamps >"$BATS_TEST_TMPDIR/stamped"
+	cat "$BATS_TEST_TMPDIR/stamped"
+	early=$(line_time "$BATS_TEST_TMPDIR/stamped" "early 2")
+	late=$(line_time "$BATS_TEST_TMPDIR/stamped" "late 1")
+	(((late - early) / 1000000000 >= 9))
+
+	# --since: a window that starts half way between the early and the late
+	# lines (about 5 s from each: room for the time the request takes)
+	now=$(date +%s%N)
+	since=$(((now - (early + late) / 2 + 999999999) / 1000000000))
+	run kubectl logs -n "$TEST_NS" timed --since="${since}s"
+	echo "--since=${since}s: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = $'late 1\nlate 2' ]
+
+	# --since-time: from the second of the first late line (the apiserver
+	# passes whole seconds)
+	since_time=$(date -u -d "@$((late / 1000000000))" +%Y-%m-%dT%H:%M:%SZ)
+	run kubectl logs -n "$TEST_NS" timed --since-time="$since_time"
+	echo "--since-time=$since_time: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = $'late 1\nlate 2' ]
 }
 
 @test "kubectl logs --previous: the instance before the last restart" {

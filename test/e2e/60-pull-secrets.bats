@@ -52,11 +52,12 @@ setup_file() {
 }
 
 teardown_file() {
+	local stopped=0 id
 	if [[ -n ${TEST_NS:-} ]]; then
 		kubectl delete namespace "$TEST_NS" --timeout=60s >/dev/null 2>&1 || true
 	fi
-	stop_ckubelet
-	local id
+	# an agent that crashed or hung fails the file (after the cleanup)
+	stop_ckubelet || stopped=$?
 	for id in $(crictl pods --namespace "${TEST_NS:-none}" -q 2>/dev/null); do
 		crictl stopp "$id" >/dev/null 2>&1 || true
 		crictl rmp -f "$id" >/dev/null 2>&1 || true
@@ -64,6 +65,7 @@ teardown_file() {
 	if [[ ${CK_KEEP_REGISTRY:-0} != 1 ]]; then
 		"$E2E_REPO/hack/local-registry" down 3>&- || true
 	fi
+	return "$stopped"
 }
 
 # make_pod NAME [SECRET...]: a pod on this node running the private image,

@@ -141,7 +141,11 @@ node_condition() {
 }
 
 node_not_ready() { [[ $(node_condition Ready) == Unknown || $(node_condition Ready) == False ]]; }
-node_absent() { ! kubectl get node "$CLUSTER_NODE_NAME" -o name >/dev/null 2>&1; }
+node_absent() { # the apiserver answers NotFound (a failed query is not an absence)
+	local out
+	out=$(kubectl get node "$CLUSTER_NODE_NAME" -o name 2>&1) && return 1
+	[[ $out == *NotFound* || $out == *"not found"* ]]
+}
 
 # kpod_field NS POD JSONPATH: a field of the pod as the apiserver has it.
 kpod_field() {
@@ -176,9 +180,10 @@ kpod_sandboxes() {
 	crictl pods -q --namespace "^$1\$" --name "^$2\$"
 }
 
-# kpod_runtime_empty NS POD: the runtime has no sandbox or container of it.
+# kpod_runtime_empty NS POD: crictl answers, and the runtime has no sandbox
+# or container of it.
 kpod_runtime_empty() {
-	[[ -z $(kpod_sandboxes "$1" "$2") && -z $(kpod_containers "$1" "$2") ]]
+	query_empty kpod_sandboxes "$1" "$2" && query_empty kpod_containers "$1" "$2"
 }
 
 # remove_namespace_sandboxes NS...: stop and remove what the runtime still
@@ -198,15 +203,16 @@ remove_namespace_sandboxes() {
 # namespaces deleted while the agent still runs (it stops their pods), the
 # agent stopped, the Node deleted (the next file registers anew), leftover
 # sandboxes, tmpfs mounts under the agent's root and the cgroups removed.
+# Fails (after all of it) when stopping the agent does (stop_ckubelet).
 cleanup_node() {
-	local ns d
+	local ns d stopped=0
 	for ns in "$@"; do
 		kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	done
 	for ns in "$@"; do
 		wait_for -t 90 -i 1 eval "! kubectl get namespace '$ns' -o name >/dev/null 2>&1" || true
 	done
-	stop_node
+	stop_node || stopped=$?
 	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null 2>&1 || true
 	remove_namespace_sandboxes "$@"
 	if [[ -n ${CKUBELET_ROOT:-} ]]; then
@@ -216,7 +222,7 @@ cleanup_node() {
 	for d in /sys/fs/cgroup/*/"${CLUSTER_CGROUP_ROOT#/}"; do
 		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	true
+	return "$stopped"
 }
 
 # cluster_file_setup PREFIX: the start of every cluster suite's setup_file:

@@ -83,10 +83,14 @@ wait_for() {
 
 # start_ckubelet MANIFEST_DIR [FLAGS...]: run the agent in the background
 # (MANIFEST_DIR "": no --pod-manifest-path, e.g. when --config sets it).
-# Sets CKUBELET_PID, CKUBELET_LOG, CKUBELET_ROOT; waits until its read-only
-# port answers /healthz (CKUBELET_READY_TIMEOUT seconds, default 30).
+# Sets CKUBELET_PID, CKUBELET_LOG, CKUBELET_ROOT, CKUBELET_PIDFILE; waits
+# until its read-only port answers /healthz (CKUBELET_READY_TIMEOUT seconds,
+# default 30).  The agent runs under a subshell that waits for it and writes
+# its exit status (128+N: killed by signal N) next to the pid file
+# (ckubelet_status_file): whoever stops it later (another test, or
+# teardown_file, in other processes than its parent) learns how it ended.
 start_ckubelet() {
-	local manifests=$1 tmp
+	local manifests=$1 tmp statusfile
 	shift
 	[[ -x $BUILD/ckubelet ]] || {
 		echo "start_ckubelet: $BUILD/ckubelet not built (make)" >&2
@@ -98,35 +102,92 @@ start_ckubelet() {
 	CKUBELET_LOG=$tmp/ckubelet.log
 	CKUBELET_PIDFILE=$tmp/ckubelet.pid
 	CKUBELET_READ_ONLY_PORT=10255
+	statusfile=$(ckubelet_status_file)
 	mkdir -p "$CKUBELET_ROOT"
-	# 3>&-: bats waits for fd 3 to close before it finishes a test.
-	"$BUILD/ckubelet" \
-		--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" \
-		${manifests:+--pod-manifest-path="$manifests"} \
-		--root-dir="$CKUBELET_ROOT" \
-		--hostname-override=e2e-node \
-		--read-only-port="$CKUBELET_READ_ONLY_PORT" \
-		--address=127.0.0.1 --cert-dir="$tmp/pki" \
-		-v=4 "$@" </dev/null >"$CKUBELET_LOG" 2>&1 3>&- &
-	CKUBELET_PID=$!
-	echo "$CKUBELET_PID" >"$CKUBELET_PIDFILE"
+	rm -f "$CKUBELET_PIDFILE" "$statusfile"
+	# 3>&-: bats waits for fd 3 to close before it finishes a test.  The
+	# subshell drops the traps and errexit of bats (a failing wait must not
+	# end it before it writes the status).
+	(
+		trap - ERR DEBUG RETURN
+		set +eET
+		"$BUILD/ckubelet" \
+			--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" \
+			${manifests:+--pod-manifest-path="$manifests"} \
+			--root-dir="$CKUBELET_ROOT" \
+			--hostname-override=e2e-node \
+			--read-only-port="$CKUBELET_READ_ONLY_PORT" \
+			--address=127.0.0.1 --cert-dir="$tmp/pki" \
+			-v=4 "$@" </dev/null &
+		pid=$!
+		echo "$pid" >"$CKUBELET_PIDFILE.new" && mv "$CKUBELET_PIDFILE.new" "$CKUBELET_PIDFILE"
+		wait "$pid"
+		echo $? >"$statusfile.new" && mv "$statusfile.new" "$statusfile"
+	) </dev/null >"$CKUBELET_LOG" 2>&1 3>&- &
+	local deadline=$((SECONDS + ${CKUBELET_READY_TIMEOUT:-30})) why="" status
+	until [[ -s $CKUBELET_PIDFILE ]]; do
+		if ((SECONDS >= deadline)); then
+			echo "start_ckubelet: no pid in $CKUBELET_PIDFILE after ${CKUBELET_READY_TIMEOUT:-30}s" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	CKUBELET_PID=$(<"$CKUBELET_PIDFILE")
 	export CKUBELET_PID CKUBELET_LOG CKUBELET_ROOT CKUBELET_PIDFILE CKUBELET_READ_ONLY_PORT
 
-	local deadline=$((SECONDS + ${CKUBELET_READY_TIMEOUT:-30})) why=""
 	until ckubelet_ready; do
-		if ! kill -0 "$CKUBELET_PID" 2>/dev/null; then
-			wait "$CKUBELET_PID" && why="exited with status 0" || why="exited with status $?"
+		if process_gone "$CKUBELET_PID"; then
+			status=$(ckubelet_exit_status) || status="unknown"
+			why="ended at start with $(describe_exit_status "$status")"
 		elif ((SECONDS >= deadline)); then
 			why="no /healthz on port $CKUBELET_READ_ONLY_PORT after ${CKUBELET_READY_TIMEOUT:-30}s"
 		fi
 		if [[ -n $why ]]; then
-			echo "start_ckubelet: $why; last lines of $CKUBELET_LOG:" >&2
+			echo "start_ckubelet: ckubelet (pid $CKUBELET_PID) $why; last lines of $CKUBELET_LOG:" >&2
 			tail -n 30 "$CKUBELET_LOG" >&2 || true
-			stop_ckubelet
+			if process_gone "$CKUBELET_PID"; then
+				forget_ckubelet
+			else
+				stop_ckubelet || true
+			fi
 			return 1
 		fi
 		sleep 0.2
 	done
+}
+
+# ckubelet_status_file: where start_ckubelet's subshell writes the exit
+# status of the agent of CKUBELET_PIDFILE.
+ckubelet_status_file() {
+	echo "${CKUBELET_PIDFILE%.pid}.status"
+}
+
+# ckubelet_exit_status: the exit status of the agent of CKUBELET_PIDFILE,
+# once it is gone (waits up to 10 s for its subshell to write it).
+ckubelet_exit_status() {
+	local file
+	file=$(ckubelet_status_file)
+	wait_for -t 10 -i 0.05 test -s "$file" 2>/dev/null || {
+		echo "ckubelet_exit_status: no exit status in $file" >&2
+		return 1
+	}
+	cat "$file"
+}
+
+# describe_exit_status STATUS: "exit status 1", "SIGSEGV (status 139)".
+describe_exit_status() {
+	local s=$1 name
+	if [[ $s =~ ^[0-9]+$ ]] && ((s > 128)) && name=$(kill -l $((s - 128)) 2>/dev/null); then
+		echo "SIG$name (status $s)"
+	else
+		echo "exit status $s"
+	fi
+}
+
+# forget_ckubelet: the agent of CKUBELET_PIDFILE is gone: drop its records.
+forget_ckubelet() {
+	rm -f "${CKUBELET_PIDFILE:-/nonexistent}" "$(ckubelet_status_file)"
+	unset CKUBELET_PID
 }
 
 # ckubelet_ready: the agent's read-only port answers /healthz.
@@ -139,21 +200,67 @@ process_gone() {
 	! kill -0 "$1" 2>/dev/null
 }
 
-# stop_ckubelet: SIGTERM the agent, SIGKILL after 10 s. Idempotent.
+# stop_ckubelet: stop the agent as a service manager does: SIGTERM, then
+# SIGKILL if it is still there after CKUBELET_STOP_TIMEOUT seconds (default
+# 30).  Idempotent (nothing to do once stopped).  Succeeds only when the
+# agent was running and exited with status 0 (src/cmd/main.c: the sync loop
+# returns after SIGTERM and main returns 0); otherwise fails, naming what
+# happened (it had died before the stop, a signal or another status, a hang
+# at SIGTERM), with the tail of its log.
 stop_ckubelet() {
-	local pid=${CKUBELET_PID:-}
+	local pid=${CKUBELET_PID:-} timeout=${CKUBELET_STOP_TIMEOUT:-30} why="" status
 	[[ -z $pid && -f ${CKUBELET_PIDFILE:-/nonexistent} ]] && pid=$(<"$CKUBELET_PIDFILE")
 	[[ -n $pid ]] || return 0
-	if kill -0 "$pid" 2>/dev/null; then
+	if process_gone "$pid"; then
+		status=$(ckubelet_exit_status) || status=unknown
+		why="had died before it was stopped: $(describe_exit_status "$status")"
+	else
 		kill -TERM "$pid" 2>/dev/null || true
-		if ! wait_for -t 10 -i 0.1 process_gone "$pid" 2>/dev/null; then
-			echo "stop_ckubelet: pid $pid ignored SIGTERM; killing" >&2
+		if wait_for -t "$timeout" -i 0.1 process_gone "$pid" 2>/dev/null; then
+			status=$(ckubelet_exit_status) || status=unknown
+			[[ $status == 0 ]] || why="ended at SIGTERM with $(describe_exit_status "$status"), not exit status 0"
+		else
 			kill -KILL "$pid" 2>/dev/null || true
+			wait_for -t 10 -i 0.1 process_gone "$pid" 2>/dev/null || true
+			why="was still running ${timeout}s after SIGTERM (hung); killed with SIGKILL"
 		fi
 	fi
-	wait "$pid" 2>/dev/null || true
-	unset CKUBELET_PID
-	rm -f "${CKUBELET_PIDFILE:-}"
+	forget_ckubelet
+	[[ -z $why ]] && return 0
+	echo "stop_ckubelet: ckubelet (pid $pid) $why; last lines of ${CKUBELET_LOG:-its log}:" >&2
+	tail -n 30 "${CKUBELET_LOG:-/dev/null}" >&2 || true
+	return 1
+}
+
+# kill_ckubelet SIGNAL: end the agent on purpose with SIGNAL (KILL: a crash,
+# no cleanup), wait until it is gone and check that SIGNAL is what ended it;
+# then forget it (stop_ckubelet has nothing left to do).
+kill_ckubelet() {
+	local sig=$1 pid=${CKUBELET_PID:-} status want
+	[[ -n $pid ]] || pid=$(<"$CKUBELET_PIDFILE")
+	kill -"$sig" "$pid" || true # already gone: the status says how
+	wait_for -t 30 -i 0.1 process_gone "$pid" || return 1
+	status=$(ckubelet_exit_status) || return 1
+	forget_ckubelet
+	want=$((128 + $(kill -l "$sig")))
+	[[ $status == "$want" ]] || {
+		echo "kill_ckubelet: ckubelet (pid $pid) ended with $(describe_exit_status "$status")," \
+			"not SIG${sig#SIG}; last lines of $CKUBELET_LOG:" >&2
+		tail -n 30 "$CKUBELET_LOG" >&2 || true
+		return 1
+	}
+}
+
+# query_empty CMD...: CMD (a query: crictl, kubectl, curl...) succeeds and
+# prints nothing.  A query that fails is a failure, not an absence.
+query_empty() {
+	local out rc=0
+	out=$("$@") || rc=$?
+	if ((rc != 0)); then
+		echo "query_empty: query failed (status $rc): $*" >&2
+		return 2
+	fi
+	[[ -z $out ]]
 }
 
 # remove_all_pods: stop and remove every pod sandbox in the runtime.

@@ -12,14 +12,21 @@ start_agent() {
 		--file-check-frequency=2s "$@"
 }
 
-# pod_json NAME: the pod (static name NAME-e2e-node) from /pods, or nothing.
+# pod_json NAME: the pod (static name NAME-e2e-node) from /pods, or nothing
+# when /pods does not have it.  Fails when /pods cannot be read.
 pod_json() {
-	curl -sf --max-time 5 "http://127.0.0.1:${CKUBELET_READ_ONLY_PORT:-10255}/pods" |
-		jq -c --arg n "$1-$E2E_NODE" '.items[] | select(.metadata.name == $n)'
+	local pods
+	pods=$(curl -sf --max-time 5 "http://127.0.0.1:${CKUBELET_READ_ONLY_PORT:-10255}/pods") || {
+		echo "pod_json: GET /pods failed" >&2
+		return 1
+	}
+	jq -c --arg n "$1-$E2E_NODE" '.items[] | select(.metadata.name == $n)' <<<"$pods"
 }
 
 pod_field() { # NAME JQ-EXPR
-	pod_json "$1" | jq -r "$2"
+	local pod
+	pod=$(pod_json "$1") || return
+	jq -r "$2" <<<"$pod"
 }
 
 pod_phase() { pod_field "$1" '.status.phase // ""'; }
@@ -34,7 +41,7 @@ container_state() { # POD CONTAINER -> running|waiting|terminated
 
 phase_is() { [[ $(pod_phase "$1") == "$2" ]]; }
 restarts_at_least() { local n; n=$(restart_count "$1" "$2"); [[ -n $n && $n -ge $3 ]]; }
-pod_absent() { [[ -z $(pod_json "$1") ]]; }
+pod_absent() { query_empty pod_json "$1"; } # /pods answers, without the pod
 running_is() { [[ $(container_state "$1" "$2") == running ]]; }
 
 # Runtime side, by the upstream labels.
@@ -52,8 +59,8 @@ containers_of() { # POD [CONTAINER] -> container ids, all states
 running_containers_of() {
 	crictl ps -q --state running --label "io.kubernetes.pod.name=$1-$E2E_NODE"
 }
-runtime_has_nothing_of() { # POD
-	[[ -z $(sandboxes_of "$1") && -z $(containers_of "$1") ]]
+runtime_has_nothing_of() { # POD: crictl answers, with no sandbox or container of it
+	query_empty sandboxes_of "$1" && query_empty containers_of "$1"
 }
 count_lines() { grep -c . || true; }
 
@@ -69,8 +76,11 @@ remove_e2e_pods() {
 }
 
 # cleanup_agent: stop the agent, remove every pod it made, the e2e cgroups.
+# Fails (after all the cleanup) when stop_ckubelet does: an agent that
+# crashed or hung fails the test whose teardown this is.
 cleanup_agent() {
-	stop_ckubelet
+	local stopped=0
+	stop_ckubelet || stopped=$?
 	remove_e2e_pods
 	local d
 	for d in /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"; do
@@ -80,5 +90,5 @@ cleanup_agent() {
 	if [[ -n ${CKUBELET_ROOT:-} ]]; then
 		grep -o " ${CKUBELET_ROOT}[^ ]*" /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l 2>/dev/null
 	fi
-	true
+	return "$stopped"
 }
