@@ -75,6 +75,11 @@ container_exited() { # NS POD CONTAINER
 
 	apiserver_start
 	wait_for -t 90 -i 1 node_ready
+	# Pods from the apiserver start no container before the Services are
+	# listed once (upstream's "services have not yet been read at least
+	# once"); that reflector retries on its own backoff (up to 60 s with
+	# jitter), so it may list well after the node is Ready.
+	wait_for -t 90 -i 0.5 grep -q '"Informer synced" resource="services"' "$CKUBELET_LOG"
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" "early-$CLUSTER_NODE_NAME" Running
 	wait_for -t 30 -i 0.5 kpod_ready "$TEST_NS" "early-$CLUSTER_NODE_NAME"
 }
