@@ -9,6 +9,7 @@
  * and responses missing fields the kubelet relies on are errors.
  */
 #include "cri/cri.h"
+#include "cri/cri_internal.h"
 #include "cri/grpc.h"
 #include "util/fsutil.h"
 #include "util/cleanup.h"
@@ -75,14 +76,10 @@ void cri_client_freep(struct cri_client **c)
         *c = NULL;
 }
 
-#define NO_DEADLINE (-1)
-
-/* One call: packs req, sends it to /runtime.v1.<service>/<method> with a
- * deadline of the client's timeout plus extra_ms (NO_DEADLINE: none), and
- * unpacks the response into *out (a new message of type resp_desc). */
-static int cri_call(struct cri_client *c, const char *service, const char *method,
-                    const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
-                    int64_t extra_ms, ProtobufCMessage **out, ck_error_t *err)
+/* One call (cri_internal.h). */
+int cri__call(struct cri_client *c, const char *service, const char *method,
+              const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
+              int64_t extra_ms, ProtobufCMessage **out, ck_error_t *err)
 {
         if (c->conn == NULL)
                 return ck_error_make(err, 0, "CRI %s: %s", method, c->endpoint_error);
@@ -121,12 +118,6 @@ static int invalid_response(ck_error_t *err, const char *method, const char *wha
 {
         return ck_error_make_code(err, GRPC_INTERNAL, "CRI %s: %s", method, what);
 }
-
-#define CALL(c, service, method, req, resp_type, extra_ms, out, err)                               \
-        cri_call(c, service, method, &(req).base, &runtime__v1__##resp_type##__descriptor,         \
-                 extra_ms, (ProtobufCMessage **)(out), err)
-
-#define FREE_MSG(m) protobuf_c_message_free_unpacked((ProtobufCMessage *)(m), NULL)
 
 /* ---- RuntimeService ---- */
 

@@ -23,6 +23,8 @@
 #include "cri.pb-c.h"
 #include "util/error.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* gRPC status codes used by callers. */
@@ -80,6 +82,25 @@ int cri_container_status(struct cri_client *c, const char *container_id,
  * is then the client's), else the deadline is extended by it. */
 int cri_exec_sync(struct cri_client *c, const char *container_id, char *const *cmd,
                   int64_t timeout_s, Runtime__V1__ExecSyncResponse **out, ck_error_t *err);
+/* Asks the runtime to reopen the container's stdout/stderr log file (after
+ * the kubelet rotated it). */
+int cri_reopen_container_log(struct cri_client *c, const char *container_id, ck_error_t *err);
+
+/* Streaming.  The runtime prepares a session on its streaming server and
+ * answers with its URL, which the kubelet's server redirects or proxies
+ * kubectl exec / attach / port-forward to.  *url is a new string (free());
+ * a response without a URL is an error (as upstream).  tty, in, out, errs:
+ * ExecRequest / AttachRequest tty, stdin, stdout, stderr, sent as given
+ * (upstream's client does not check them either; the API asks for one
+ * stream at least and no stderr with a tty). */
+/* cmd: argv, NULL-terminated (as cri_exec_sync). */
+int cri_exec(struct cri_client *c, const char *container_id, char *const *cmd, bool tty, bool in,
+             bool out, bool errs, char **url, ck_error_t *err);
+int cri_attach(struct cri_client *c, const char *container_id, bool tty, bool in, bool out,
+               bool errs, char **url, ck_error_t *err);
+/* ports: n_ports container ports of the sandbox (ports may be NULL when 0). */
+int cri_port_forward(struct cri_client *c, const char *sandbox_id, const int32_t *ports,
+                     size_t n_ports, char **url, ck_error_t *err);
 
 /* ImageService */
 /* auth may be NULL; sandbox_config may be NULL. image_ref: the resolved ref.
