@@ -153,6 +153,10 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->address = xstrdup(KCFG_DEFAULT_ADDRESS);
         cfg->port = KCFG_DEFAULT_PORT;
         cfg->read_only_port = 0;
+        cfg->healthz_port = KCFG_DEFAULT_HEALTHZ_PORT;
+        cfg->healthz_bind_address = xstrdup(KCFG_DEFAULT_HEALTHZ_ADDRESS);
+        cfg->enable_debugging_handlers = true;
+        cfg->enable_debug_flags_handler = true;
         cfg->file_check_frequency_ms = KCFG_DEFAULT_FILE_CHECK_MS;
         cfg->http_check_frequency_ms = KCFG_DEFAULT_HTTP_CHECK_MS;
         cfg->sync_frequency_ms = KCFG_DEFAULT_SYNC_MS;
@@ -196,6 +200,7 @@ static const size_t owned_strings[] = {
     STR(static_pod_path),
     STR(static_pod_url),
     STR(address),
+    STR(healthz_bind_address),
     STR(cluster_domain),
     STR(resolv_conf),
     STR(cgroup_root),

@@ -39,6 +39,10 @@ struct kubelet_config {
         char *address;                      /* --address / address, default 0.0.0.0 */
         int32_t port;                       /* --port / port, default 10250 */
         int32_t read_only_port;             /* --read-only-port / readOnlyPort, default 0 (off) */
+        int32_t healthz_port;               /* --healthz-port / healthzPort, 10248 (0: off) */
+        char *healthz_bind_address;         /* --healthz-bind-address, 127.0.0.1 */
+        bool enable_debugging_handlers;     /* --enable-debugging-handlers, true: logs, exec... */
+        bool enable_debug_flags_handler;    /* enableDebugFlagsHandler, true: /debug/flags/v */
         int64_t file_check_frequency_ms;    /* --file-check-frequency / fileCheckFrequency, 20s */
         int64_t http_check_frequency_ms;    /* httpCheckFrequency, 20s */
         int64_t sync_frequency_ms;          /* --sync-frequency / syncFrequency, 1m */

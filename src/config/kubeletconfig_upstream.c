@@ -192,8 +192,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"feature-gates", KCFG_IGN_STRING},
     {"global-housekeeping-interval", KCFG_IGN_DURATION},
     {"hairpin-mode", KCFG_IGN_STRING},
-    {"healthz-bind-address", KCFG_IGN_STRING},
-    {"healthz-port", KCFG_IGN_INT32},
     {"housekeeping-interval", KCFG_IGN_DURATION},
     {"image-credential-provider-bin-dir", KCFG_IGN_STRING},
     {"image-credential-provider-config", KCFG_IGN_STRING},

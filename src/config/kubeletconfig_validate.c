@@ -397,6 +397,11 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
                          "invalid configuration: readOnlyPort (--read-only-port) %d must be "
                          "between 0 and 65535, inclusive",
                          cfg->read_only_port);
+        if (cfg->healthz_port != 0 && !valid_port(cfg->healthz_port))
+                msgs_add(&m,
+                         "invalid configuration: healthzPort (--healthz-port) %d must be "
+                         "between 1 and 65535, inclusive",
+                         cfg->healthz_port);
         if (cfg->container_runtime_endpoint == NULL || *cfg->container_runtime_endpoint == '\0')
                 msgs_add(&m, "invalid configuration: the containerRuntimeEndpoint was not "
                              "specified or empty");

@@ -141,12 +141,6 @@ static void on_probe_changed(void *ctx, const char *uid, const char *container_n
         kl_post(kl, ev);
 }
 
-static json_t *on_readonly_pods(void *ctx)
-{
-        struct kubelet *kl = ctx;
-        return status_store_pod_list(kl->status);
-}
-
 /* ---- pod records (sync loop thread only) ------------------------------ */
 
 static struct pod_record *record_find(struct kubelet *kl, const char *uid)
@@ -888,22 +882,14 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
 {
         const struct kubelet_config *cfg = kl->cfg;
         LOG_INFO(0, "Starting kubelet", "node=\"%s\" version=\"%s\"", cfg->node_name, CK_VERSION);
-        if (cfg->read_only_port > 0) {
-                if (readonly_server_start(cfg->address, cfg->read_only_port, on_readonly_pods, kl,
-                                          &kl->server, err) < 0)
-                        return ck_error_wrap(err, "read-only port %s:%d", cfg->address,
-                                             cfg->read_only_port);
-                LOG_INFO(0, "Started read-only server", "address=\"%s\" port=%d", cfg->address,
-                         cfg->read_only_port);
-        }
-        if (cfg->enable_server) {
-                struct kubelet_server_options so = {
-                    .cfg = cfg, .port = -1, .status = kl->status, .pool = kl->api_pool};
-                if (kubelet_server_start(&so, &kl->secure, err) < 0)
-                        return ck_error_wrap(err, "kubelet server %s:%d", cfg->address, cfg->port);
-                LOG_INFO(0, "Started kubelet server", "address=\"%s\" port=%d", cfg->address,
-                         kubelet_server_port(kl->secure));
-        }
+        struct kubelet_server_options so = {.cfg = cfg,
+                                            .port = -1,
+                                            .read_only_port = -1,
+                                            .healthz_port = -1,
+                                            .status = kl->status,
+                                            .pool = kl->api_pool};
+        if (kubelet_server_start(&so, &kl->server, err) < 0)
+                return ck_error_wrap(err, "kubelet server");
         if (kl->api_cfg && start_node_agent(kl, err) < 0)
                 return -1;
         if (wait_for_runtime(kl, err) < 0)
@@ -966,9 +952,8 @@ bool kubelet_free(struct kubelet *kl)
                 return false; /* busy workers still use the rest: the process is exiting */
         pleg_stop(kl->pleg);
         prober_free(kl->prober);
-        readonly_server_stop(kl->server);
-        kubelet_server_stop(kl->secure);
-        kl->secure = NULL;
+        kubelet_server_stop(kl->server);
+        kl->server = NULL;
         status_manager_stop(kl->sm);
         node_agent_stop(kl->node_agent);
         cri_client_free(kl->node_cri);

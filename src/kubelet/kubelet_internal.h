@@ -19,7 +19,6 @@
 #include "node/node.h"
 #include "pleg/pleg.h"
 #include "prober/prober.h"
-#include "server/readonly.h"
 #include "util/backoff.h"
 
 #include <pthread.h>
@@ -86,8 +85,7 @@ struct kubelet {
         /* set once by kubelet_run; read by the node status thread too */
         _Atomic(struct pleg *) pleg;
         struct file_source *files;
-        struct readonly_server *server;
-        struct kubelet_server *secure; /* port 10250; NULL with --enable-server=false */
+        struct kubelet_server *server; /* the ports 10250, read-only, 10248 (healthz) */
         struct prober *prober;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;

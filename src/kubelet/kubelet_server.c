@@ -16,7 +16,10 @@
 #include "cri/cri.h"
 #include "logs/logs.h"
 #include "server/auth.h"
-#include "server/secure.h"
+#include "config/configz.h"
+#include "server/httpd.h"
+#include "server/proxy_stream.h"
+#include "server/router.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -38,18 +41,22 @@ struct kubelet_server {
         const struct kubelet_config *cfg;
         struct status_store *status;
         struct server_auth *auth;
-        struct secure_server *secure;
+        struct httpd *secure, *readonly, *healthz;
         atomic_bool stopping;
 };
 
-static void respond_text(struct secure_conn *c, int status, const char *text)
+/* A route's handler: params are the pattern's {parameters} in order. */
+typedef void (*route_fn)(struct kubelet_server *srv, const struct httpd_request *req,
+                         struct httpd_conn *c, char *const *params);
+
+static void respond_text(struct httpd_conn *c, int status, const char *text)
 {
-        secure_respond(c, status, TEXT_PLAIN, text, strlen(text));
+        httpd_respond(c, status, TEXT_PLAIN, text, strlen(text));
 }
 
-static void respond_fmt(struct secure_conn *c, int status, const char *fmt, ...)
+static void respond_fmt(struct httpd_conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void respond_fmt(struct secure_conn *c, int status, const char *fmt, ...)
+static void respond_fmt(struct httpd_conn *c, int status, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -155,7 +162,7 @@ const char *kubelet_server_log_container_id(const json_t *status, const char *po
 
 struct log_stream {
         struct kubelet_server *srv;
-        struct secure_conn *conn;
+        struct httpd_conn *conn;
         struct cri_client *cri;
         const char *id; /* the runtime's container ID */
         bool begun, gone;
@@ -174,12 +181,12 @@ static int stream_flush(struct log_stream *ls)
                 return -1;
         if (!ls->begun) {
                 ls->begun = true;
-                if (secure_stream_begin(ls->conn, 200, TEXT_PLAIN) < 0) {
+                if (httpd_stream_begin(ls->conn, 200, TEXT_PLAIN) < 0) {
                         ls->gone = true;
                         return -1;
                 }
         }
-        if (ls->len > 0 && secure_stream_write(ls->conn, ls->buf, ls->len) < 0) {
+        if (ls->len > 0 && httpd_stream_write(ls->conn, ls->buf, ls->len) < 0) {
                 ls->gone = true;
                 return -1;
         }
@@ -195,7 +202,7 @@ static int stream_write_cb(void *ctx, const char *buf, size_t len)
         if (ls->len + len > sizeof(ls->buf) && stream_flush(ls) < 0)
                 return -1;
         if (len > sizeof(ls->buf)) { /* a long line: as it is */
-                if (secure_stream_write(ls->conn, buf, len) < 0) {
+                if (httpd_stream_write(ls->conn, buf, len) < 0) {
                         ls->gone = true;
                         return -1;
                 }
@@ -210,7 +217,7 @@ static int stream_write_cb(void *ctx, const char *buf, size_t len)
 static bool stream_running_cb(void *ctx)
 {
         struct log_stream *ls = ctx;
-        if (stream_flush(ls) < 0 || secure_conn_closed(ls->conn) || atomic_load(&ls->srv->stopping))
+        if (stream_flush(ls) < 0 || httpd_conn_closed(ls->conn) || atomic_load(&ls->srv->stopping))
                 return false;
         Runtime__V1__ContainerStatusResponse *r = NULL;
         cleanup_error ck_error_t err = NULL;
@@ -229,36 +236,11 @@ static bool stream_running_cb(void *ctx)
         return running;
 }
 
-static void serve_logs(struct kubelet_server *srv, const struct secure_request *req,
-                       struct secure_conn *c)
+static void serve_logs(struct kubelet_server *srv, const struct httpd_request *req,
+                       struct httpd_conn *c, char *const *params)
 {
-        /* /containerLogs/<namespace>/<pod>/<container> */
-        const char *rest = req->path + strlen("/containerLogs/");
-        cleanup_free char *copy = xstrdup(rest);
-        char *ns = copy, *name = NULL, *container = NULL;
-        char *slash = strchr(ns, '/');
-        if (slash) {
-                *slash = '\0';
-                name = slash + 1;
-                slash = strchr(name, '/');
-                if (slash) {
-                        *slash = '\0';
-                        container = slash + 1;
-                }
-        }
-        if (name == NULL || *name == '\0') {
-                respond_text(c, 400, "{\"message\": \"Missing podID.\"}");
-                return;
-        }
-        if (container == NULL || *container == '\0' || strchr(container, '/')) {
-                respond_text(c, 400, "{\"message\": \"Missing container name.\"}");
-                return;
-        }
-        if (*ns == '\0') {
-                respond_text(c, 400, "{\"message\": \"Missing podNamespace.\"}");
-                return;
-        }
-
+        /* /containerLogs/{podNamespace}/{podID}/{containerName} */
+        const char *ns = params[0], *name = params[1], *container = params[2];
         struct logs_options opt;
         cleanup_error ck_error_t err = NULL;
         if (logs_options_parse(req->query, req->query ? strlen(req->query) : 0, &opt, &err) < 0) {
@@ -348,15 +330,591 @@ static void serve_logs(struct kubelet_server *srv, const struct secure_request *
         if (failure)
                 stream_write_cb(&ls, failure, strlen(failure));
         if (stream_flush(&ls) == 0)
-                secure_stream_end(c);
+                httpd_stream_end(c);
         free(ls.run_error);
         cri_client_free(cri);
         logs_options_release(&opt);
 }
 
+/* ---- small handlers ---------------------------------------------------- */
+
+static void serve_ok(struct kubelet_server *srv, const struct httpd_request *req,
+                     struct httpd_conn *c, char *const *params)
+{
+        (void)srv, (void)req, (void)params;
+        respond_text(c, 200, "ok");
+}
+
+static void respond_json(struct httpd_conn *c, json_t *doc, const char *what)
+{
+        cleanup_free char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        if (body == NULL) {
+                respond_fmt(c, 500, "encode %s", what);
+                return;
+        }
+        httpd_respond(c, 200, "application/json", body, strlen(body));
+}
+
+static void serve_pods(struct kubelet_server *srv, const struct httpd_request *req,
+                       struct httpd_conn *c, char *const *params)
+{
+        (void)req, (void)params;
+        cleanup_json json_t *list = status_store_pod_list(srv->status);
+        respond_json(c, list, "pod list");
+}
+
+static void serve_configz(struct kubelet_server *srv, const struct httpd_request *req,
+                          struct httpd_conn *c, char *const *params)
+{
+        (void)req, (void)params;
+        cleanup_json json_t *doc = configz_json(srv->cfg);
+        respond_json(c, doc, "configz");
+}
+
+static const char *label(const Runtime__V1__PodSandboxMetadata *md, size_t n,
+                         Runtime__V1__PodSandbox__LabelsEntry *const *labels, const char *key)
+{
+        (void)md;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(labels[i]->key, key) == 0)
+                        return labels[i]->value;
+        return NULL;
+}
+
+/* Upstream's getRunningPods: the runtime's running pods (ready sandboxes,
+ * running containers) as a v1 PodList of name, namespace, uid and the
+ * containers' names and images (kubecontainer.Pod.ToAPIPod). */
+static void serve_running_pods(struct kubelet_server *srv, const struct httpd_request *req,
+                               struct httpd_conn *c, char *const *params)
+{
+        (void)req, (void)params;
+        struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
+                                                srv->cfg->runtime_request_timeout_ms);
+        Runtime__V1__ListPodSandboxResponse *sb = NULL;
+        Runtime__V1__ListContainersResponse *ct = NULL;
+        cleanup_error ck_error_t err = NULL;
+        cleanup_json json_t *list = NULL;
+        Runtime__V1__PodSandboxStateValue ready = RUNTIME__V1__POD_SANDBOX_STATE_VALUE__INIT;
+        ready.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
+        Runtime__V1__PodSandboxFilter sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+        sf.state = &ready;
+        Runtime__V1__ContainerStateValue running = RUNTIME__V1__CONTAINER_STATE_VALUE__INIT;
+        running.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+        Runtime__V1__ContainerFilter cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
+        cf.state = &running;
+        if (cri_list_pod_sandbox(cri, &sf, &sb, &err) < 0 ||
+            cri_list_containers(cri, &cf, &ct, &err) < 0) {
+                respond_fmt(c, 500, "%s", ck_error_msg(err));
+                goto out;
+        }
+        json_t *items = json_array();
+        for (size_t i = 0; i < sb->n_items; i++) {
+                const Runtime__V1__PodSandbox *p = sb->items[i];
+                if (p->metadata == NULL)
+                        continue;
+                json_t *containers = json_array();
+                for (size_t j = 0; j < ct->n_containers; j++) {
+                        const Runtime__V1__Container *k = ct->containers[j];
+                        if (strcmp(k->pod_sandbox_id, p->id) != 0 || k->metadata == NULL)
+                                continue;
+                        json_array_append_new(
+                            containers,
+                            json_pack("{s:s, s:s, s:{}}", "name", k->metadata->name, "image",
+                                      k->image && k->image->image ? k->image->image : "",
+                                      "resources"));
+                }
+                json_t *spec = json_object();
+                if (json_array_size(containers) > 0)
+                        json_object_set(spec, "containers", containers);
+                json_decref(containers);
+                const char *uid =
+                    label(p->metadata, p->n_labels, p->labels, "io.kubernetes.pod.uid");
+                json_array_append_new(
+                    items, json_pack("{s:{s:s, s:s, s:s, s:n}, s:o, s:{}}", "metadata", "name",
+                                     p->metadata->name, "namespace", p->metadata->namespace_, "uid",
+                                     uid ? uid : p->metadata->uid, "creationTimestamp", "spec",
+                                     spec, "status"));
+        }
+        list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
+                         "items", items);
+        respond_json(c, list, "running pods");
+out:
+        if (sb)
+                runtime__v1__list_pod_sandbox_response__free_unpacked(sb, NULL);
+        if (ct)
+                runtime__v1__list_containers_response__free_unpacked(ct, NULL);
+        cri_client_free(cri);
+}
+
+/* Upstream's routes.StringFlagPutHandler(logs.GlogSetter): PUT a number,
+ * the verbosity becomes it; the answer says so. */
+static void serve_flags_v(struct kubelet_server *srv, const struct httpd_request *req,
+                          struct httpd_conn *c, char *const *params)
+{
+        (void)srv, (void)params;
+        if (strcmp(req->method, "PUT") != 0) {
+                respond_fmt(c, 405, "method %s not allowed\n", req->method);
+                return;
+        }
+        cleanup_free char *body = NULL;
+        size_t len;
+        int r = httpd_body_all(c, 4096, &body, &len);
+        if (r < 0) {
+                respond_text(c, r == -413 ? 413 : 400, "error reading request body\n");
+                return;
+        }
+        char *end;
+        errno = 0;
+        long v = strtol(body, &end, 10);
+        while (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')
+                end++;
+        if (len == 0 || end == body || *end != '\0' || errno != 0 || v < 0 || v > INT32_MAX) {
+                respond_fmt(c, 400, "error: failed set flag: invalid value %s\n", body);
+                return;
+        }
+        int old = log_get_verbosity();
+        log_set_verbosity((int)v);
+        LOG_INFO(0, "Set the log verbosity", "old=%d new=%ld", old, v);
+        respond_fmt(c, 200, "successfully set klog.logging.verbosity to %ld", v);
+}
+
+/* Where debugging handlers are off (the read-only port, or
+ * --enable-debugging-handlers=false): upstream's InstallDebuggingDisabledHandlers. */
+static void serve_debug_disabled(struct kubelet_server *srv, const struct httpd_request *req,
+                                 struct httpd_conn *c, char *const *params)
+{
+        (void)srv, (void)req, (void)params;
+        respond_text(c, 405, "Debug endpoints are disabled.\n");
+}
+
+/* ---- exec, attach, port-forward, run ------------------------------------ */
+
+/* A query parameter's values (new strings, NULL-terminated; *n their
+ * number), percent- and '+'-decoded as Go's url.ParseQuery. */
+static char **query_values(const char *query, const char *key, size_t *n)
+{
+        char **out = xcalloc(1, sizeof(*out));
+        *n = 0;
+        size_t klen = strlen(key);
+        for (const char *p = query; p && *p;) {
+                const char *amp = strchrnul(p, '&');
+                const char *eq = memchr(p, '=', (size_t)(amp - p));
+                if (eq && (size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
+                        cleanup_free char *raw = xstrndup(eq + 1, (size_t)(amp - eq - 1));
+                        for (char *q = raw; *q; q++)
+                                if (*q == '+')
+                                        *q = ' ';
+                        char *v = http_path_unescape(raw, strlen(raw));
+                        if (v) {
+                                out = xrealloc(out, (*n + 2) * sizeof(*out));
+                                out[(*n)++] = v;
+                                out[*n] = NULL;
+                        }
+                }
+                p = *amp ? amp + 1 : amp;
+        }
+        return out;
+}
+
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* remotecommand's NewOptions: a flag is on when its value is "1". */
+static bool query_flag(const char *query, const char *key)
+{
+        size_t n;
+        char **v = query_values(query, key, &n);
+        bool on = n > 0 && strcmp(v[0], "1") == 0;
+        strv_free(v);
+        return on;
+}
+
+/* The pod of a streaming request (404 "pod does not exist" answered when
+ * unknown), and with a {uid} in the path, only that instance. */
+static struct pod *stream_pod(struct kubelet_server *srv, struct httpd_conn *c, const char *ns,
+                              const char *name)
+{
+        cleanup_json json_t *status = NULL;
+        struct pod *pod = status_store_find_by_name(srv->status, ns, name, &status);
+        if (pod == NULL)
+                respond_text(c, 404, "pod does not exist");
+        return pod;
+}
+
+/* The ID of the running container `name` of the pod with uid (a new
+ * string), or NULL with *why set (upstream's findContainer). */
+static char *running_container(struct cri_client *cri, const char *uid, const char *name,
+                               char **why)
+{
+        Runtime__V1__ContainerFilter__LabelSelectorEntry l1 =
+            RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+        Runtime__V1__ContainerFilter__LabelSelectorEntry l2 =
+            RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+        l1.key = "io.kubernetes.pod.uid";
+        l1.value = (char *)uid;
+        l2.key = "io.kubernetes.container.name";
+        l2.value = (char *)name;
+        Runtime__V1__ContainerFilter__LabelSelectorEntry *ls[] = {&l1, &l2};
+        Runtime__V1__ContainerStateValue running = RUNTIME__V1__CONTAINER_STATE_VALUE__INIT;
+        running.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+        Runtime__V1__ContainerFilter f = RUNTIME__V1__CONTAINER_FILTER__INIT;
+        f.state = &running;
+        f.n_label_selector = 2;
+        f.label_selector = ls;
+        Runtime__V1__ListContainersResponse *r = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_list_containers(cri, &f, &r, &err) < 0) {
+                *why = xstrdup(ck_error_msg(err));
+                return NULL;
+        }
+        char *id = r->n_containers > 0 ? xstrdup(r->containers[0]->id) : NULL;
+        runtime__v1__list_containers_response__free_unpacked(r, NULL);
+        if (id == NULL)
+                *why = xasprintf("container not found (\"%s\")", name);
+        return id;
+}
+
+/* The ready sandbox of the pod with uid (a new string), or NULL with *why. */
+static char *ready_sandbox(struct cri_client *cri, const char *uid, const char *pod, char **why)
+{
+        Runtime__V1__PodSandboxFilter__LabelSelectorEntry l =
+            RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+        l.key = "io.kubernetes.pod.uid";
+        l.value = (char *)uid;
+        Runtime__V1__PodSandboxFilter__LabelSelectorEntry *ls[] = {&l};
+        Runtime__V1__PodSandboxStateValue ready = RUNTIME__V1__POD_SANDBOX_STATE_VALUE__INIT;
+        ready.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
+        Runtime__V1__PodSandboxFilter f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+        f.state = &ready;
+        f.n_label_selector = 1;
+        f.label_selector = ls;
+        Runtime__V1__ListPodSandboxResponse *r = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_list_pod_sandbox(cri, &f, &r, &err) < 0) {
+                *why = xstrdup(ck_error_msg(err));
+                return NULL;
+        }
+        /* the newest, as upstream's GetPods sorts sandboxes */
+        const Runtime__V1__PodSandbox *best = NULL;
+        for (size_t i = 0; i < r->n_items; i++)
+                if (best == NULL || r->items[i]->created_at > best->created_at)
+                        best = r->items[i];
+        char *id = best ? xstrdup(best->id) : NULL;
+        runtime__v1__list_pod_sandbox_response__free_unpacked(r, NULL);
+        if (id == NULL)
+                *why = xasprintf("pod not found (\"%s\")", pod);
+        return id;
+}
+
+/* streaming.WriteError: the runtime's NotFound is a 404, the rest 500. */
+static void respond_stream_error(struct httpd_conn *c, const char *why, int code)
+{
+        respond_text(c, code == CRI_CODE_NOT_FOUND ? 404 : 500, why);
+}
+
+enum stream_kind { STREAM_EXEC, STREAM_ATTACH };
+
+/* /exec and /attach: {podNamespace}/{podID}[/{uid}]/{containerName}. */
+static void serve_exec_attach(struct kubelet_server *srv, const struct httpd_request *req,
+                              struct httpd_conn *c, char *const *params, size_t n_params,
+                              enum stream_kind kind)
+{
+        const char *ns = params[0], *name = params[1];
+        const char *uid = n_params == 4 ? params[2] : NULL;
+        const char *container = params[n_params - 1];
+        /* remotecommand's parameter names (api.ExecStdinParam, ...) */
+        bool in = query_flag(req->query, "input");
+        bool out = query_flag(req->query, "output");
+        bool errs = query_flag(req->query, "error");
+        bool tty = query_flag(req->query, "tty");
+        if (tty && errs) /* NewOptions: a TTY has no separate stderr */
+                errs = false;
+        if (!in && !out && !errs) {
+                respond_text(c, 400, "you must specify at least 1 of stdin, stdout, stderr");
+                return;
+        }
+        size_t n_cmd = 0;
+        char **cmd = query_values(req->query, "command", &n_cmd);
+        struct pod *pod = stream_pod(srv, c, ns, name);
+        if (pod == NULL) {
+                strv_free(cmd);
+                return;
+        }
+        struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
+                                                srv->cfg->runtime_request_timeout_ms);
+        cleanup_free char *why = NULL, *id = NULL, *url = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (uid && strcmp(uid, pod->uid) != 0)
+                why = xasprintf("container not found (\"%s\")", container);
+        else
+                id = running_container(cri, pod->uid, container, &why);
+        int rc = -1;
+        if (id != NULL)
+                rc = kind == STREAM_EXEC ? cri_exec(cri, id, cmd, tty, in, out, errs, &url, &err)
+                                         : cri_attach(cri, id, tty, in, out, errs, &url, &err);
+        if (id == NULL) {
+                respond_stream_error(c, why, 0);
+        } else if (rc < 0) {
+                respond_stream_error(c, ck_error_msg(err), err->code);
+        } else if (proxy_stream(c, req, url, &err) < 0) {
+                LOG_WARN("Cannot reach the runtime's streaming server",
+                         "pod=\"%s/%s\" container=\"%s\" err=\"%s\"", ns, name, container,
+                         ck_error_msg(err));
+                respond_text(c, 500, ck_error_msg(err));
+        }
+        cri_client_free(cri);
+        pod_unref(pod);
+        strv_free(cmd);
+}
+
+static void serve_exec(struct kubelet_server *srv, const struct httpd_request *req,
+                       struct httpd_conn *c, char *const *params)
+{
+        serve_exec_attach(srv, req, c, params, 3, STREAM_EXEC);
+}
+
+static void serve_exec_uid(struct kubelet_server *srv, const struct httpd_request *req,
+                           struct httpd_conn *c, char *const *params)
+{
+        serve_exec_attach(srv, req, c, params, 4, STREAM_EXEC);
+}
+
+static void serve_attach(struct kubelet_server *srv, const struct httpd_request *req,
+                         struct httpd_conn *c, char *const *params)
+{
+        serve_exec_attach(srv, req, c, params, 3, STREAM_ATTACH);
+}
+
+static void serve_attach_uid(struct kubelet_server *srv, const struct httpd_request *req,
+                             struct httpd_conn *c, char *const *params)
+{
+        serve_exec_attach(srv, req, c, params, 4, STREAM_ATTACH);
+}
+
+/* /portForward/{podNamespace}/{podID}[/{uid}]: the ports travel in the
+ * SPDY streams' headers, or (WebSocket) in "port" parameters. */
+static void serve_port_forward_n(struct kubelet_server *srv, const struct httpd_request *req,
+                                 struct httpd_conn *c, char *const *params, size_t n_params)
+{
+        const char *ns = params[0], *name = params[1];
+        const char *uid = n_params == 3 ? params[2] : NULL;
+        struct pod *pod = stream_pod(srv, c, ns, name);
+        if (pod == NULL)
+                return;
+        if (uid && strcmp(uid, pod->uid) != 0) {
+                pod_unref(pod);
+                respond_text(c, 404, "pod not found");
+                return;
+        }
+        size_t n_ports = 0;
+        char **pv = query_values(req->query, "port", &n_ports);
+        int32_t *ports = xcalloc(n_ports + 1, sizeof(*ports));
+        for (size_t i = 0; i < n_ports; i++) {
+                char *end;
+                long p = strtol(pv[i], &end, 10);
+                if (*end != '\0' || p <= 0 || p > 65535) {
+                        respond_fmt(c, 400, "unable to parse \"%s\" as a port: invalid port",
+                                    pv[i]);
+                        goto out;
+                }
+                ports[i] = (int32_t)p;
+        }
+        {
+                struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
+                                                        srv->cfg->runtime_request_timeout_ms);
+                cleanup_free char *why = NULL, *url = NULL;
+                cleanup_error ck_error_t err = NULL;
+                cleanup_free char *sandbox = ready_sandbox(cri, pod->uid, name, &why);
+                if (sandbox == NULL)
+                        respond_stream_error(c, why, 0);
+                else if (cri_port_forward(cri, sandbox, ports, n_ports, &url, &err) < 0)
+                        respond_stream_error(c, ck_error_msg(err), err->code);
+                else if (proxy_stream(c, req, url, &err) < 0)
+                        respond_text(c, 500, ck_error_msg(err));
+                cri_client_free(cri);
+        }
+out:
+        free(ports);
+        strv_free(pv);
+        pod_unref(pod);
+}
+
+static void serve_port_forward(struct kubelet_server *srv, const struct httpd_request *req,
+                               struct httpd_conn *c, char *const *params)
+{
+        serve_port_forward_n(srv, req, c, params, 2);
+}
+
+static void serve_port_forward_uid(struct kubelet_server *srv, const struct httpd_request *req,
+                                   struct httpd_conn *c, char *const *params)
+{
+        serve_port_forward_n(srv, req, c, params, 3);
+}
+
+/* /run/{podNamespace}/{podID}[/{uid}]/{containerName}?cmd=...: the
+ * command's combined output (upstream's RunInContainer). */
+static void serve_run_n(struct kubelet_server *srv, const struct httpd_request *req,
+                        struct httpd_conn *c, char *const *params, size_t n_params)
+{
+        const char *ns = params[0], *name = params[1];
+        const char *uid = n_params == 4 ? params[2] : NULL;
+        const char *container = params[n_params - 1];
+        size_t n;
+        char **cmdv = query_values(req->query, "cmd", &n);
+        /* strings.Fields of the one cmd parameter */
+        char **argv = xcalloc(1, sizeof(*argv));
+        size_t argc = 0;
+        for (char *save = NULL, *t = n ? strtok_r(cmdv[0], " \t\n", &save) : NULL; t;
+             t = strtok_r(NULL, " \t\n", &save)) {
+                argv = xrealloc(argv, (argc + 2) * sizeof(*argv));
+                argv[argc++] = xstrdup(t);
+                argv[argc] = NULL;
+        }
+        strv_free(cmdv);
+        struct pod *pod = stream_pod(srv, c, ns, name);
+        if (pod == NULL) {
+                strv_free(argv);
+                return;
+        }
+        struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
+                                                srv->cfg->runtime_request_timeout_ms);
+        cleanup_free char *why = NULL, *id = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (uid && strcmp(uid, pod->uid) != 0)
+                why = xasprintf("container not found (\"%s\")", container);
+        else
+                id = running_container(cri, pod->uid, container, &why);
+        Runtime__V1__ExecSyncResponse *r = NULL;
+        if (id == NULL) {
+                respond_text(c, 500, why);
+        } else if (argc == 0) {
+                respond_text(c, 500, "no command");
+        } else if (cri_exec_sync(cri, id, argv, 0, &r, &err) < 0) {
+                respond_text(c, 500, ck_error_msg(err));
+        } else {
+                /* stdout then stderr, as upstream's RunInContainer appends them */
+                size_t len = r->stdout.len + r->stderr.len;
+                char *body = xmalloc(len + 1);
+                memcpy(body, r->stdout.data, r->stdout.len);
+                memcpy(body + r->stdout.len, r->stderr.data, r->stderr.len);
+                httpd_respond(c, 200, TEXT_PLAIN, body, len);
+                free(body);
+        }
+        if (r)
+                runtime__v1__exec_sync_response__free_unpacked(r, NULL);
+        cri_client_free(cri);
+        pod_unref(pod);
+        strv_free(argv);
+}
+
+static void serve_run(struct kubelet_server *srv, const struct httpd_request *req,
+                      struct httpd_conn *c, char *const *params)
+{
+        serve_run_n(srv, req, c, params, 3);
+}
+
+static void serve_run_uid(struct kubelet_server *srv, const struct httpd_request *req,
+                          struct httpd_conn *c, char *const *params)
+{
+        serve_run_n(srv, req, c, params, 4);
+}
+
 /* ---- routing ---------------------------------------------------------- */
 
-static void on_request(void *ctx, const struct secure_request *req, struct secure_conn *c)
+enum {
+        ROUTE_READONLY = 1, /* served on the read-only port too */
+        ROUTE_DEBUG = 2,    /* a debugging handler (enableDebuggingHandlers) */
+        ROUTE_FLAGS = 4,    /* the debug flags handler (enableDebugFlagsHandler) */
+};
+
+#define ROUTE(m, p, fn, fl)                                                                        \
+        {                                                                                          \
+                .method = m, .pattern = p, .handler = (void *)(fn), .flags = fl                    \
+        }
+
+/* As upstream's server.go lays them out (NewServer and its Install*). */
+static const struct router_route routes[] = {
+    ROUTE("GET", "/healthz", serve_ok, ROUTE_READONLY),
+    ROUTE("GET", "/healthz/ping", serve_ok, ROUTE_READONLY),
+    ROUTE("GET", "/healthz/log", serve_ok, ROUTE_READONLY),
+    ROUTE("GET", "/pods", serve_pods, ROUTE_READONLY),
+    ROUTE("GET", "/pods/", serve_pods, ROUTE_READONLY),
+    ROUTE("GET", "/containerLogs/{podNamespace}/{podID}/{containerName}", serve_logs, ROUTE_DEBUG),
+    ROUTE("POST", "/run/{podNamespace}/{podID}/{containerName}", serve_run, ROUTE_DEBUG),
+    ROUTE("POST", "/run/{podNamespace}/{podID}/{uid}/{containerName}", serve_run_uid, ROUTE_DEBUG),
+    ROUTE("GET", "/exec/{podNamespace}/{podID}/{containerName}", serve_exec, ROUTE_DEBUG),
+    ROUTE("POST", "/exec/{podNamespace}/{podID}/{containerName}", serve_exec, ROUTE_DEBUG),
+    ROUTE("GET", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec_uid, ROUTE_DEBUG),
+    ROUTE("POST", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec_uid,
+          ROUTE_DEBUG),
+    ROUTE("GET", "/attach/{podNamespace}/{podID}/{containerName}", serve_attach, ROUTE_DEBUG),
+    ROUTE("POST", "/attach/{podNamespace}/{podID}/{containerName}", serve_attach, ROUTE_DEBUG),
+    ROUTE("GET", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach_uid,
+          ROUTE_DEBUG),
+    ROUTE("POST", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach_uid,
+          ROUTE_DEBUG),
+    ROUTE("GET", "/portForward/{podNamespace}/{podID}", serve_port_forward, ROUTE_DEBUG),
+    ROUTE("POST", "/portForward/{podNamespace}/{podID}", serve_port_forward, ROUTE_DEBUG),
+    ROUTE("GET", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
+    ROUTE("POST", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
+    ROUTE("GET", "/configz", serve_configz, ROUTE_DEBUG),
+    ROUTE("GET", "/runningpods/", serve_running_pods, ROUTE_DEBUG),
+    ROUTE(NULL, "/debug/flags/v", serve_flags_v, ROUTE_DEBUG | ROUTE_FLAGS),
+};
+
+/* Where the debugging handlers are off, these prefixes answer 405. */
+static const char *const debug_prefixes[] = {
+    "/run/",           "/exec/",        "/attach/",      "/portForward/",
+    "/containerLogs/", "/runningpods/", "/debug/pprof/", "/logs/",
+};
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Routes req among the routes this port serves. */
+static void route(struct kubelet_server *srv, bool readonly, const struct httpd_request *req,
+                  struct httpd_conn *c)
+{
+        bool debug = !readonly && srv->cfg->enable_debugging_handlers;
+        if (!debug)
+                for (size_t i = 0; i < sizeof(debug_prefixes) / sizeof(debug_prefixes[0]); i++)
+                        if (has_prefix(req->path, debug_prefixes[i])) {
+                                serve_debug_disabled(srv, req, c, NULL);
+                                return;
+                        }
+        struct router_route table[sizeof(routes) / sizeof(routes[0])];
+        size_t n = 0;
+        for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+                unsigned f = routes[i].flags;
+                if (readonly && !(f & ROUTE_READONLY))
+                        continue;
+                if (!readonly && (f & ROUTE_DEBUG) && !debug)
+                        continue;
+                if ((f & ROUTE_FLAGS) && !srv->cfg->enable_debug_flags_handler)
+                        continue;
+                table[n++] = routes[i];
+        }
+        struct router_match m;
+        int code = router_match(table, n, req->method, req->path, &m);
+        if (code == 404) {
+                respond_text(c, 404, "404 page not found\n");
+                return;
+        }
+        if (code == 405) {
+                respond_text(c, 405, "405: Method Not Allowed");
+                return;
+        }
+        ((route_fn)m.route->handler)(srv, req, c, m.params);
+        router_match_release(&m);
+}
+
+static void on_secure_request(void *ctx, const struct httpd_request *req, struct httpd_conn *c)
 {
         struct kubelet_server *srv = ctx;
         struct server_auth_result ar = {0};
@@ -388,48 +946,45 @@ static void on_request(void *ctx, const struct secure_request *req, struct secur
                 LOG_INFO(6, "Request", "method=\"%s\" path=%s user=%s", req->method, qpath, quser);
         }
         server_auth_result_release(&ar);
+        route(srv, false, req, c);
+}
 
-        bool get = strcmp(req->method, "GET") == 0;
-        if (strcmp(req->path, "/healthz") == 0) {
-                if (!get) {
-                        respond_text(c, 405, "Method Not Allowed");
-                        return;
-                }
-                {
-                        respond_text(c, 200, "ok");
-                        return;
-                }
+static void on_readonly_request(void *ctx, const struct httpd_request *req, struct httpd_conn *c)
+{
+        route(ctx, true, req, c);
+}
+
+/* The healthz port: /healthz only (upstream's healthz.InstallHandler on a
+ * mux of its own). */
+static void on_healthz_request(void *ctx, const struct httpd_request *req, struct httpd_conn *c)
+{
+        (void)ctx;
+        if (strcmp(req->path, "/healthz") != 0) {
+                respond_text(c, 404, "404 page not found\n");
+                return;
         }
-        if (strcmp(req->path, "/pods") == 0 || strcmp(req->path, "/pods/") == 0) {
-                if (!get) {
-                        respond_text(c, 405, "Method Not Allowed");
-                        return;
-                }
-                cleanup_json json_t *list = status_store_pod_list(srv->status);
-                cleanup_free char *body = json_dumps(list, JSON_COMPACT);
-                if (body == NULL) {
-                        respond_text(c, 500, "encode pod list");
-                        return;
-                }
-                {
-                        secure_respond(c, 200, "application/json", body, strlen(body));
-                        return;
-                }
-        }
-        if (strncmp(req->path, "/containerLogs/", strlen("/containerLogs/")) == 0) {
-                if (!get) {
-                        respond_text(c, 405, "Method Not Allowed");
-                        return;
-                }
-                {
-                        serve_logs(srv, req, c);
-                        return;
-                }
-        }
-        respond_text(c, 404, "404 page not found\n");
+        respond_text(c, 200, "ok");
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
+
+/* A port from the options: -1 takes cfg's (0 there: off). */
+static int port_of(int opt, int cfg_port, bool on)
+{
+        if (opt >= 0)
+                return opt;
+        return on ? cfg_port : -1;
+}
+
+static int start_plain(struct kubelet_server *srv, const char *name, const char *address, int port,
+                       httpd_handler_fn fn, struct httpd **out, ck_error_t *err)
+{
+        struct httpd_options ho = {
+            .name = name, .address = address, .port = port, .handler = fn, .ctx = srv};
+        if (httpd_start(&ho, out, err) < 0)
+                return -1;
+        return 0;
+}
 
 int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_server **out,
                          ck_error_t *err)
@@ -439,6 +994,24 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
         srv->cfg = cfg;
         srv->status = o->status;
         atomic_init(&srv->stopping, false);
+        int port = port_of(o->port, cfg->port, cfg->enable_server);
+        int ro_port = port_of(o->read_only_port, cfg->read_only_port, cfg->read_only_port > 0);
+        int hz_port = port_of(o->healthz_port, cfg->healthz_port, cfg->healthz_port > 0);
+
+        if (ro_port >= 0) {
+                if (start_plain(srv, "read-only server", cfg->address, ro_port, on_readonly_request,
+                                &srv->readonly, err) < 0)
+                        goto fail;
+                LOG_INFO(0, "Starting to listen read-only", "address=\"%s\" port=%d", cfg->address,
+                         httpd_port(srv->readonly));
+        }
+        if (hz_port >= 0 && start_plain(srv, "healthz server", cfg->healthz_bind_address, hz_port,
+                                        on_healthz_request, &srv->healthz, err) < 0)
+                goto fail;
+        if (port < 0) {
+                *out = srv;
+                return 0;
+        }
         bool webhook = strcmp(cfg->authorization_mode, "Webhook") == 0;
         struct server_auth_options ao = {
             .node_name = cfg->node_name,
@@ -452,12 +1025,14 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
             .pool = o->pool,
         };
         if (server_auth_new(&ao, &srv->auth, err) < 0) {
-                free(srv);
-                return ck_error_wrap(err, "kubelet server authentication");
+                ck_error_wrap(err, "kubelet server authentication");
+                goto fail;
         }
-        struct secure_server_options so = {
+        struct httpd_options so = {
+            .name = "kubelet server",
             .address = cfg->address,
-            .port = o->port < 0 ? cfg->port : o->port,
+            .port = port,
+            .tls = true,
             .cert_file = cfg->tls_cert_file,
             .key_file = cfg->tls_private_key_file,
             .cert_dir = cfg->cert_dir,
@@ -468,7 +1043,7 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
              * client does), and nobody may ever connect */
             .lazy_tls = o->pool == NULL,
             .tls_cipher_suites = (const char *const *)cfg->tls_cipher_suites,
-            .handler = on_request,
+            .handler = on_secure_request,
             .ctx = srv,
         };
         bool loopback = cfg->address &&
@@ -480,18 +1055,30 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
                          "AlwaysAllow (set --anonymous-auth=false and --authorization-mode=Webhook "
                          "with --kubeconfig, or --address=127.0.0.1)",
                          "address=\"%s\" port=%d", cfg->address, so.port);
-        if (secure_server_start(&so, &srv->secure, err) < 0) {
-                server_auth_free(srv->auth);
-                free(srv);
-                return -1;
-        }
+        if (httpd_start(&so, &srv->secure, err) < 0)
+                goto fail;
+        LOG_INFO(0, "Starting to listen", "address=\"%s\" port=%d", cfg->address,
+                 httpd_port(srv->secure));
         *out = srv;
         return 0;
+fail:
+        kubelet_server_stop(srv);
+        return -1;
 }
 
 int kubelet_server_port(const struct kubelet_server *s)
 {
-        return secure_server_port(s->secure);
+        return s->secure ? httpd_port(s->secure) : 0;
+}
+
+int kubelet_server_read_only_port(const struct kubelet_server *s)
+{
+        return s->readonly ? httpd_port(s->readonly) : 0;
+}
+
+int kubelet_server_healthz_port(const struct kubelet_server *s)
+{
+        return s->healthz ? httpd_port(s->healthz) : 0;
 }
 
 void kubelet_server_stop(struct kubelet_server *s)
@@ -499,7 +1086,9 @@ void kubelet_server_stop(struct kubelet_server *s)
         if (s == NULL)
                 return;
         atomic_store(&s->stopping, true);
-        secure_server_stop(s->secure);
+        httpd_stop(s->secure);
+        httpd_stop(s->readonly);
+        httpd_stop(s->healthz);
         server_auth_free(s->auth);
         free(s);
 }

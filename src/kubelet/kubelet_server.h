@@ -1,17 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The kubelet's secure port (--port, 10250): HTTPS (server/secure.h), each
- * request authenticated and authorized (server/auth.h) as upstream's
- * pkg/kubelet/server does, then:
+ * The kubelet's HTTP API (upstream pkg/kubelet/server), on the server core
+ * of server/httpd.h:
  *
- *   GET /healthz                                      "ok"
- *   GET /pods                                         the v1 PodList of the node
- *   GET /containerLogs/<namespace>/<pod>/<container>  what `kubectl logs` reads
- *       ?follow&previous&timestamps&tailLines&limitBytes&sinceSeconds&sinceTime&stream
+ *   the secure port (--port, 10250, HTTPS; each request authenticated and
+ *   authorized as upstream, server/auth.h):
+ *     GET  /healthz, /healthz/ping, /healthz/log     "ok"
+ *     GET  /pods                                     the v1 PodList of the node
+ *     GET  /containerLogs/{namespace}/{pod}/{container}
+ *          ?follow&previous&timestamps&tailLines&limitBytes&sinceSeconds&sinceTime&stream
+ *     GET  /configz                                  {"kubeletconfig": {...}}
+ *     GET  /runningpods/                             the pods the runtime runs
+ *     PUT  /debug/flags/v                            the log verbosity (body: a number)
+ *     GET/POST /exec/{namespace}/{pod}[/{uid}]/{container}?command&input&output&error&tty
+ *     GET/POST /attach/{namespace}/{pod}[/{uid}]/{container}?input&output&error&tty
+ *     GET/POST /portForward/{namespace}/{pod}[/{uid}]     (upgrades, proxied to the
+ *                                                    runtime's streaming server)
+ *     POST /run/{namespace}/{pod}[/{uid}]/{container}?cmd  the command's output
+ *   the read-only port (--read-only-port, off by default, plain HTTP, no
+ *   authentication): /healthz and /pods; the debugging endpoints answer
+ *   405 "Debug endpoints are disabled." there (and on the secure port
+ *   with --enable-debugging-handlers=false), as upstream;
+ *   the healthz port (--healthz-port, 10248, on --healthz-bind-address,
+ *   plain HTTP): /healthz.
  *
- * The apiserver reaches it for `kubectl logs` with its kubelet client
- * certificate.  exec, attach, port-forward, metrics and stats are not served
- * (404).
+ * The apiserver reaches the secure port for `kubectl logs`, `exec`, `cp`,
+ * `attach` and `port-forward` with its kubelet client certificate.
+ * Metrics and stats are not served yet (404).
  */
 #ifndef CK_KUBELET_KUBELET_SERVER_H
 #define CK_KUBELET_KUBELET_SERVER_H
@@ -25,21 +40,28 @@
 #include <stdbool.h>
 
 struct kubelet_server_options {
-        const struct kubelet_config *cfg; /* borrowed: address, TLS and auth settings */
-        int port;                         /* -1: cfg->port; 0: any free port (tests) */
-        struct status_store *status;      /* borrowed: the pods and their statuses */
-        struct rest_pool *pool;           /* borrowed; NULL in standalone mode */
+        const struct kubelet_config *cfg; /* borrowed: addresses, ports, TLS and auth settings */
+        /* -1: from cfg (off where cfg says 0, and the secure port off with
+         * enableServer=false); 0: any free port (tests); > 0: that port */
+        int port;
+        int read_only_port;
+        int healthz_port;
+        struct status_store *status; /* borrowed: the pods and their statuses */
+        struct rest_pool *pool;      /* borrowed; NULL in standalone mode */
 };
 
 struct kubelet_server;
 
 /* Loads or makes the serving certificate (standalone: checks what it can
- * and does that at the first connection), listens and serves on threads of
- * its own.  Errors name the step (certificate, client CA, listen). */
+ * and does that at the first connection), listens on each port that is on
+ * and serves on threads of its own.  Errors name the port and the step
+ * (certificate, client CA, listen). */
 int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_server **out,
                          ck_error_t *err);
-/* The port listened on. */
+/* The ports listened on (0: that one is off). */
 int kubelet_server_port(const struct kubelet_server *s);
+int kubelet_server_read_only_port(const struct kubelet_server *s);
+int kubelet_server_healthz_port(const struct kubelet_server *s);
 /* Ends followers and open connections, waits for them.  NULL-safe. */
 void kubelet_server_stop(struct kubelet_server *s);
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A small, pure HTTP/1.x request-head parser for the kubelet's read-only
- * port (RFC 9112 request line and header fields; no body support: the
- * server answers one request per connection and closes it).
+ * The pure parts of HTTP/1.x request parsing for the kubelet's HTTP server
+ * (server/httpd.h): the request head (RFC 9112 request line and header
+ * fields), the path (percent-decoding, Go's ServeMux cleaning) and the
+ * chunked transfer coding of a body.
  *
- * Pure: no allocation, no I/O, safe on arbitrary bytes (fuzzed by
- * test/fuzz/fuzz_http_request.c).
+ * Pure: no I/O, safe on arbitrary bytes; only the path functions allocate
+ * (fuzzed by test/fuzz/fuzz_http_request.c and fuzz_http_body.c).
  */
 #ifndef CK_SERVER_HTTP_REQUEST_H
 #define CK_SERVER_HTTP_REQUEST_H
@@ -62,6 +63,34 @@ bool http_request_header(const char *buf, const struct http_request *req, const 
  * `name` after *pos and advances *pos past it.  False when there is none. */
 bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
                               size_t *pos, const char **val, size_t *len);
+
+/* The chunked transfer coding (RFC 9112 7.1) of a request body, decoded
+ * as it arrives.  Start from a zeroed struct. */
+struct http_chunked {
+        int state;
+        uint64_t left;   /* size of the chunk being read, or digits so far */
+        size_t line_len; /* bytes of the current size or trailer line */
+        unsigned digits;
+};
+
+/* Decodes what in[0..in_len) holds into out[0..out_cap): *used is the
+ * input consumed, *made the body bytes written.  Returns 1 once the last
+ * chunk and the trailer section are consumed (input after them is not
+ * touched), 0 when it needs more input or more room, -1 when the coding is
+ * malformed (a size that is not hex or overflows 64 bits, a line over 4096
+ * bytes, data not followed by CRLF, a control character in a line). */
+int http_chunked_decode(struct http_chunked *st, const char *in, size_t in_len, char *out,
+                        size_t out_cap, size_t *used, size_t *made);
+
+/* The path raw[0..len) percent-decoded (RFC 3986; '+' stays '+', as Go's
+ * URL.Path): a new string, or NULL for a malformed escape ("%zz", "%4")
+ * or one that decodes to NUL. */
+char *http_path_unescape(const char *raw, size_t len);
+
+/* Go's ServeMux cleanPath: path.Clean of p (duplicate slashes, "." and
+ * ".." resolved, never above the root; "" is "/"), a trailing slash kept.
+ * A new string. */
+char *http_path_clean(const char *p);
 
 /* The reason phrase of an HTTP status code ("Not Found"), "" for a code it
  * does not know.  Static string. */

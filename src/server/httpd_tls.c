@@ -4,7 +4,7 @@
  * or the self-signed pair), TLS >= 1.2, the client CA, and the identity of
  * a client certificate.
  */
-#include "server/secure_internal.h"
+#include "server/httpd_internal.h"
 #include "server/selfsigned.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -253,8 +253,7 @@ static bool insecure_cipher(const char *go)
 /* --tls-min-version and --tls-cipher-suites, as upstream's InitializeTLS:
  * the minimum version and the OpenSSL cipher list (a new string, "" when
  * no TLS 1.2 suite is named) in *list when list is not NULL. */
-static int protocol_options(const struct secure_server_options *o, int *min, char **list,
-                            ck_error_t *err)
+static int protocol_options(const struct httpd_options *o, int *min, char **list, ck_error_t *err)
 {
         if (tls_version(o->tls_min_version, min, err) < 0)
                 return -1;
@@ -280,7 +279,7 @@ static int protocol_options(const struct secure_server_options *o, int *min, cha
 }
 
 /* A certificate file goes with its key file. */
-static int check_pair(const struct secure_server_options *o, ck_error_t *err)
+static int check_pair(const struct httpd_options *o, ck_error_t *err)
 {
         if (empty(o->cert_file) == empty(o->key_file))
                 return 0;
@@ -290,7 +289,7 @@ static int check_pair(const struct secure_server_options *o, ck_error_t *err)
                              o->cert_file ? o->cert_file : "", o->key_file ? o->key_file : "");
 }
 
-int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *err)
+int httpd_tls_check_options(const struct httpd_options *o, ck_error_t *err)
 {
         int min = 0;
         if (protocol_options(o, &min, NULL, err) < 0 || check_pair(o, err) < 0)
@@ -300,7 +299,7 @@ int secure_tls_check_options(const struct secure_server_options *o, ck_error_t *
         return 0;
 }
 
-static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
+static int configure_protocol(SSL_CTX *ctx, const struct httpd_options *o, ck_error_t *err)
 {
         int min = 0;
         cleanup_free char *list = NULL;
@@ -325,7 +324,7 @@ static int configure_protocol(SSL_CTX *ctx, const struct secure_server_options *
         return 0;
 }
 
-static int configure(SSL_CTX *ctx, const struct secure_server_options *o, ck_error_t *err)
+static int configure(SSL_CTX *ctx, const struct httpd_options *o, ck_error_t *err)
 {
         cleanup_free char *cert = NULL, *key = NULL, *host = NULL;
         if (check_pair(o, err) < 0)
@@ -363,7 +362,7 @@ static int configure(SSL_CTX *ctx, const struct secure_server_options *o, ck_err
         return 0;
 }
 
-int secure_tls_new(const struct secure_server_options *o, SSL_CTX **out, ck_error_t *err)
+int httpd_tls_new(const struct httpd_options *o, SSL_CTX **out, ck_error_t *err)
 {
         SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
         if (ctx == NULL)
@@ -391,7 +390,7 @@ static char *entry_utf8(const X509_NAME_ENTRY *e)
         return s;
 }
 
-void secure_tls_peer(SSL *ssl, struct secure_peer *p)
+void httpd_tls_peer(SSL *ssl, struct httpd_peer *p)
 {
         memset(p, 0, sizeof(*p));
         X509 *x = SSL_get0_peer_certificate(ssl);
@@ -413,7 +412,7 @@ void secure_tls_peer(SSL *ssl, struct secure_peer *p)
                         continue;
                 char *v = entry_utf8(e);
                 if (v == NULL) {
-                        secure_tls_peer_free(p);
+                        httpd_tls_peer_free(p);
                         p->verify_error = xstrdup("unreadable certificate subject");
                         return;
                 }
@@ -435,7 +434,7 @@ void secure_tls_peer(SSL *ssl, struct secure_peer *p)
         }
 }
 
-void secure_tls_peer_free(struct secure_peer *p)
+void httpd_tls_peer_free(struct httpd_peer *p)
 {
         for (size_t i = 0; p->orgs != NULL && p->orgs[i] != NULL; i++)
                 free(p->orgs[i]);

@@ -109,6 +109,10 @@ static void test_defaults_are_upstream(void **state)
         assert_string_equal(c.address, "0.0.0.0");
         assert_int_equal(c.port, 10250);
         assert_int_equal(c.read_only_port, 0);
+        assert_int_equal(c.healthz_port, 10248);
+        assert_string_equal(c.healthz_bind_address, "127.0.0.1");
+        assert_true(c.enable_debugging_handlers);
+        assert_true(c.enable_debug_flags_handler);
         assert_int_equal(c.file_check_frequency_ms, 20000);
         assert_int_equal(c.http_check_frequency_ms, 20000);
         assert_int_equal(c.sync_frequency_ms, 60000);
@@ -310,9 +314,9 @@ static void test_unimplemented_upstream_flags_are_accepted(void **state)
         assert_int_equal(c.max_pods, 5);
         kubelet_config_release(&c);
         /* their values are still checked as pflag would */
-        assert_parse_error(ARGV("--healthz-port=x"),
-                           "invalid argument \"x\" for \"--healthz-port\" flag: strconv.ParseInt: "
-                           "parsing \"x\": invalid syntax");
+        assert_parse_error(ARGV("--image-gc-high-threshold=x"),
+                           "invalid argument \"x\" for \"--image-gc-high-threshold\" flag: "
+                           "strconv.ParseInt: parsing \"x\": invalid syntax");
         assert_parse_error(ARGV("--volume-plugin-dir"),
                            "flag needs an argument: --volume-plugin-dir");
 }
@@ -396,6 +400,39 @@ static void test_hostname_override_is_trimmed_and_lowercased(void **state)
         kubelet_config_release(&c);
 }
 
+/* The healthz server and the debugging handlers (upstream's
+ * AddKubeletConfigFlags; enableDebugFlagsHandler has no flag). */
+static void test_healthz_and_debugging_flags(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        parse_ok(&c, ARGV("--healthz-port", "12345", "--healthz-bind-address=0.0.0.0",
+                          "--enable-debugging-handlers=false"));
+        assert_int_equal(c.healthz_port, 12345);
+        assert_string_equal(c.healthz_bind_address, "0.0.0.0");
+        assert_false(c.enable_debugging_handlers);
+        assert_true(c.enable_debug_flags_handler);
+        kubelet_config_release(&c);
+        /* 0 turns the healthz server off; a bool flag alone is true */
+        parse_ok(&c, ARGV("--healthz-port=0", "--healthz-bind-address=::1",
+                          "--enable-debugging-handlers"));
+        assert_int_equal(c.healthz_port, 0);
+        assert_string_equal(c.healthz_bind_address, "::1");
+        assert_true(c.enable_debugging_handlers);
+        kubelet_config_release(&c);
+        assert_parse_error(ARGV("--healthz-port=x"),
+                           "invalid argument \"x\" for \"--healthz-port\" flag: strconv.ParseInt: "
+                           "parsing \"x\": invalid syntax");
+        assert_parse_error(ARGV("--healthz-bind-address=localhost"),
+                           "invalid argument \"localhost\" for \"--healthz-bind-address\" flag: "
+                           "\"localhost\" is not a valid IP address");
+        assert_parse_error(ARGV("--enable-debugging-handlers=maybe"),
+                           "invalid argument \"maybe\" for \"--enable-debugging-handlers\" flag: "
+                           "strconv.ParseBool: parsing \"maybe\": invalid syntax");
+        assert_parse_error(ARGV("--enable-debug-flags-handler=false"),
+                           "unknown flag: --enable-debug-flags-handler");
+}
+
 static void test_validation(void **state)
 {
         (void)state;
@@ -407,6 +444,14 @@ static void test_validation(void **state)
                            "maxPods (--max-pods) -1 must not be a negative number, invalid "
                            "configuration: readOnlyPort (--read-only-port) -2 must be between 0 "
                            "and 65535, inclusive]");
+        assert_parse_error(ARGV("--healthz-port=70000"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "healthzPort (--healthz-port) 70000 must be between 1 and 65535, "
+                           "inclusive");
+        assert_parse_error(ARGV("--healthz-port=-1"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "healthzPort (--healthz-port) -1 must be between 1 and 65535, "
+                           "inclusive");
         assert_parse_error(ARGV("--kube-api-qps=-1"),
                            "failed to validate kubelet configuration: invalid configuration: "
                            "kubeAPIQPS (--kube-api-qps) -1 must not be a negative number");
@@ -426,6 +471,9 @@ static void test_validation(void **state)
         assert_int_equal(c.read_only_port, 10255);
         assert_int_equal(c.max_pods, 0);
         kubelet_config_release(&c);
+        parse_ok(&c, ARGV("--healthz-port=65535"));
+        assert_int_equal(c.healthz_port, 65535);
+        kubelet_config_release(&c);
 }
 
 /* ---- the file ---- */
@@ -441,6 +489,10 @@ static const char full_yaml[] = "apiVersion: kubelet.config.k8s.io/v1beta1\n"
                                 "address: 127.0.0.1\n"
                                 "port: 11250\n"
                                 "readOnlyPort: 10255\n"
+                                "healthzPort: 12248\n"
+                                "healthzBindAddress: 0.0.0.0\n"
+                                "enableDebuggingHandlers: false\n"
+                                "enableDebugFlagsHandler: false\n"
                                 "clusterDomain: cluster.local\n"
                                 "clusterDNS:\n"
                                 "- 10.96.0.10\n"
@@ -488,6 +540,10 @@ static void test_file_sets_fields(void **state)
         assert_string_equal(c.address, "127.0.0.1");
         assert_int_equal(c.port, 11250);
         assert_int_equal(c.read_only_port, 10255);
+        assert_int_equal(c.healthz_port, 12248);
+        assert_string_equal(c.healthz_bind_address, "0.0.0.0");
+        assert_false(c.enable_debugging_handlers);
+        assert_false(c.enable_debug_flags_handler);
         assert_string_equal(c.cluster_domain, "cluster.local");
         assert_int_equal(strv_len(c.cluster_dns), 2);
         assert_string_equal(c.cluster_dns[1], "10.96.0.11");
@@ -657,6 +713,8 @@ static void test_zero_values_in_file_mean_default(void **state)
         assert_string_equal(c.container_runtime_endpoint, "unix:///run/containerd/containerd.sock");
         assert_string_equal(c.cgroup_driver, "systemd");
         assert_string_equal(c.static_pod_path, "/etc/kubernetes/manifests");
+        assert_int_equal(c.healthz_port, 10248);
+        assert_string_equal(c.healthz_bind_address, "127.0.0.1");
         free(path);
         kubelet_config_release(&c);
 }
@@ -741,6 +799,65 @@ static void test_pod_logs_dir_must_be_normalized(void **state)
         assert_parse_error(ARGV(flag), "failed to validate kubelet configuration: invalid "
                                        "configuration: pod logs path \"/srv/logs/../pods\" must "
                                        "be normalized");
+        free(flag);
+        free(path);
+}
+
+/* healthzPort, healthzBindAddress, enableDebuggingHandlers and
+ * enableDebugFlagsHandler in a file: types checked, "" defaulted, flags
+ * over the file, the port validated. */
+static void test_healthz_and_debugging_in_file(void **state)
+{
+        (void)state;
+        assert_load_error(HDR "healthzPort: many\n", "t.yaml: healthzPort: expected an integer");
+        assert_load_error(HDR "healthzBindAddress: 1\n",
+                          "t.yaml: healthzBindAddress: expected a string");
+        assert_load_error(HDR "enableDebuggingHandlers: 'no'\n",
+                          "t.yaml: enableDebuggingHandlers: expected a boolean");
+        assert_load_error(HDR "enableDebugFlagsHandler: 1\n",
+                          "t.yaml: enableDebugFlagsHandler: expected a boolean");
+        assert_load_error(HDR "healthzport: 1\n", "t.yaml: strict decoding error: unknown field "
+                                                  "\"healthzport\"");
+
+        struct kubelet_config c;
+        ck_error_t err = NULL;
+        static const char empty[] = HDR "healthzBindAddress: ''\nenableDebugFlagsHandler: true\n";
+        kubelet_config_defaults(&c);
+        assert_int_equal(kubelet_config_load_buffer(&c, "t.yaml", empty, strlen(empty), &err), 0);
+        assert_string_equal(c.healthz_bind_address, "127.0.0.1"); /* upstream's defaulting */
+        assert_true(c.enable_debug_flags_handler);
+        assert_true(c.enable_debugging_handlers); /* absent: the default */
+        kubelet_config_release(&c);
+
+        char *path = write_file("healthz.yaml", HDR STANDALONE_AUTH "healthzPort: 12248\n"
+                                                                    "healthzBindAddress: '::'\n"
+                                                                    "enableDebuggingHandlers: "
+                                                                    "false\n"
+                                                                    "enableDebugFlagsHandler: "
+                                                                    "false\n");
+        char *flag = NULL;
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(flag));
+        assert_int_equal(c.healthz_port, 12248);
+        assert_string_equal(c.healthz_bind_address, "::");
+        assert_false(c.enable_debugging_handlers);
+        assert_false(c.enable_debug_flags_handler);
+        kubelet_config_release(&c);
+        parse_ok(&c, ARGV("--healthz-port=1", flag, "--enable-debugging-handlers",
+                          "--healthz-bind-address=127.0.0.2"));
+        assert_int_equal(c.healthz_port, 1);
+        assert_string_equal(c.healthz_bind_address, "127.0.0.2");
+        assert_true(c.enable_debugging_handlers);
+        assert_false(c.enable_debug_flags_handler); /* the file's: no flag for it */
+        kubelet_config_release(&c);
+        free(flag);
+        free(path);
+
+        path = write_file("healthz-bad.yaml", HDR STANDALONE_AUTH "healthzPort: 70000\n");
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        assert_parse_error(ARGV(flag), "failed to validate kubelet configuration: invalid "
+                                       "configuration: healthzPort (--healthz-port) 70000 must "
+                                       "be between 1 and 65535, inclusive");
         free(flag);
         free(path);
 }
@@ -897,7 +1014,8 @@ static int capture_log(void)
 static void test_ignored_fields_are_listed_at_v1(void **state)
 {
         (void)state;
-        static const char yaml[] = HDR "evictionHard: {memory.available: 100Mi}\nmaxPods: 3\n";
+        static const char yaml[] = HDR "evictionHard: {memory.available: 100Mi}\nmaxPods: 3\n"
+                                       "healthzPort: 10248\nenableDebuggingHandlers: true\n";
         struct kubelet_config c;
         ck_error_t err = NULL;
 
@@ -922,6 +1040,8 @@ static void test_ignored_fields_are_listed_at_v1(void **state)
         assert_true(out[0] == 'W');
         assert_non_null(strstr(out, "fields=\"evictionHard\""));
         assert_null(strstr(out, "maxPods"));
+        assert_null(strstr(out, "healthzPort")); /* implemented now */
+        assert_null(strstr(out, "enableDebuggingHandlers"));
         free(out);
 }
 
@@ -965,6 +1085,9 @@ static void test_usage_is_aligned_with_defaults(void **state)
             {"  -h, --help ", NULL},
             {"      --cluster-dns strings ", NULL},
             {"      --read-only-port int32 ", NULL},
+            {"      --healthz-port int32 ", "(default 10248)"},
+            {"      --healthz-bind-address ip ", "(default 127.0.0.1)"},
+            {"      --enable-debugging-handlers ", "(default true)"},
         };
         long column = -1;
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -1028,6 +1151,7 @@ int main(void)
             cmocka_unit_test(test_repeated_cluster_dns_appends),
             cmocka_unit_test(test_reserved_maps),
             cmocka_unit_test(test_hostname_override_is_trimmed_and_lowercased),
+            cmocka_unit_test(test_healthz_and_debugging_flags),
             cmocka_unit_test(test_validation),
             cmocka_unit_test(test_file_sets_fields),
             cmocka_unit_test(test_json_file),
@@ -1035,6 +1159,7 @@ int main(void)
             cmocka_unit_test(test_zero_values_in_file_mean_default),
             cmocka_unit_test(test_file_errors),
             cmocka_unit_test(test_pod_logs_dir_must_be_normalized),
+            cmocka_unit_test(test_healthz_and_debugging_in_file),
             cmocka_unit_test(test_secure_port_settings),
             cmocka_unit_test(test_file_error_leaves_config_unchanged),
             cmocka_unit_test(test_config_file_errors_through_flags),
