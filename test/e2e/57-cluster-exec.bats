@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# kubectl exec, cp, attach and port-forward through the real apiserver:
+# the apiserver opens the stream on the node's secure port (SPDY, or
+# WebSocket translated by it), the node asks containerd for a streaming
+# session (CRI Exec/Attach/PortForward) and proxies the upgraded
+# connection to it.  One ckubelet for the whole file, set up as a kubeadm
+# node (client CA, webhook authentication and authorization).
+
+load helpers
+load cluster
+
+setup_file() {
+	cluster_file_setup e2e-exec
+	start_cluster_node "" --client-ca-file="$CK_CLUSTER_DIR/pki/ca.crt" \
+		--anonymous-auth=false --authentication-token-webhook --authorization-mode=Webhook
+	wait_for -t 60 -i 0.5 node_ready
+	bound_pod box 2
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" box
+}
+
+teardown_file() {
+	cleanup_node "$TEST_NS"
+}
+
+kexec() { kubectl exec -n "$TEST_NS" box -- "$@"; }
+
+https_status() { # URL [CURL ARGS...]: the status code; the body in $BATS_TEST_TMPDIR/body
+	local url=$1
+	shift
+	curl -sk -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' --max-time 10 "$@" "$url"
+}
+
+@test "kubectl exec: output, stdin, exit codes, a missing command" {
+	run kexec sh -c 'echo out; echo err >&2'
+	[ "$status" -eq 0 ]
+	[[ $output == *out* && $output == *err* ]]
+	run kexec cat /etc/hostname
+	[ "$output" = box ]
+	# stdin reaches the command and its end ends it
+	local n
+	n=$(printf 'a\nb\nc\n' | kubectl exec -i -n "$TEST_NS" box -- wc -l)
+	[ "$(echo "$n" | tr -d ' ')" = 3 ]
+	run kexec sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[[ $output == *"command terminated with exit code 3"* ]]
+	run kexec /no/such/command
+	[ "$status" -ne 0 ]
+	[[ $output == *"no such file or directory"* ]]
+}
+
+@test "kubectl exec -t: the command runs on a terminal" {
+	# kubectl asks for a TTY only when its own stdin is one: script(1) gives it one
+	run script -qec "$KUBECTL --kubeconfig $ADMIN_KUBECONFIG --cache-dir $CK_CLUSTER_DIR/kubectl-cache exec -ti -n $TEST_NS box -- tty" /dev/null </dev/null
+	[ "$status" -eq 0 ]
+	[[ $output == */dev/pts/* ]]
+}
+
+@test "kubectl cp: a 10 MB file into the pod and back, checksums equal" {
+	head -c 10485760 /dev/urandom >"$BATS_TEST_TMPDIR/in.bin"
+	kubectl cp "$BATS_TEST_TMPDIR/in.bin" "$TEST_NS/box:/tmp/in.bin"
+	[ "$(kexec sha256sum /tmp/in.bin | cut -d' ' -f1)" = "$(sha256sum <"$BATS_TEST_TMPDIR/in.bin" | cut -d' ' -f1)" ]
+	kubectl cp "$TEST_NS/box:/tmp/in.bin" "$BATS_TEST_TMPDIR/out.bin"
+	cmp "$BATS_TEST_TMPDIR/in.bin" "$BATS_TEST_TMPDIR/out.bin"
+}
+
+@test "two exec sessions at once" {
+	kexec sh -c 'sleep 2; echo one' >"$BATS_TEST_TMPDIR/1" &
+	local p1=$!
+	kexec sh -c 'sleep 2; echo two' >"$BATS_TEST_TMPDIR/2" &
+	local p2=$!
+	wait "$p1"
+	wait "$p2"
+	[ "$(cat "$BATS_TEST_TMPDIR/1")" = one ]
+	[ "$(cat "$BATS_TEST_TMPDIR/2")" = two ]
+}
+
+@test "kubectl attach: the container's own output" {
+	bound_pod talker 2 'trap "exit 0" TERM; i=0; while :; do i=$((i+1)); echo "tick $i"; sleep 0.3; done'
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" talker
+	run timeout 5 "$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" --cache-dir "$CK_CLUSTER_DIR/kubectl-cache" \
+		attach -n "$TEST_NS" talker -c main
+	# cut by timeout (124) after lines came through the attach stream
+	[ "$status" -eq 124 ]
+	[[ $output == *"tick "* ]]
+}
+
+@test "kubectl port-forward: many requests and a large body from a busybox httpd" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: web, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 2
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, 'mkdir -p /www && head -c 5242880 /dev/urandom >/www/big && echo hello >/www/index.html && exec httpd -f -p 8080 -h /www']
+	YAML
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" web
+	"$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" --cache-dir "$CK_CLUSTER_DIR/kubectl-cache" \
+		port-forward -n "$TEST_NS" pod/web 18080:8080 >"$BATS_TEST_TMPDIR/pf.log" 2>&1 &
+	local pf=$!
+	wait_for -t 30 -i 0.5 curl -fsS --noproxy '*' -o /dev/null http://127.0.0.1:18080/index.html
+	local i
+	for i in $(seq 1 30); do
+		[ "$(curl -fsS --noproxy '*' http://127.0.0.1:18080/index.html)" = hello ]
+	done
+	curl -fsS --noproxy '*' -o "$BATS_TEST_TMPDIR/big" http://127.0.0.1:18080/big
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/big")" -eq 5242880 ]
+	[ "$(sha256sum <"$BATS_TEST_TMPDIR/big" | cut -d' ' -f1)" = "$(kubectl exec -n "$TEST_NS" web -- sha256sum /www/big | cut -d' ' -f1)" ]
+	kill "$pf"
+	wait "$pf" || true
+}
+
+@test "exec on the node: a user without nodes/proxy gets 403; an unknown pod 404" {
+	local sa=no-exec token
+	kubectl create serviceaccount "$sa" -n "$TEST_NS"
+	token=$(kubectl create token "$sa" -n "$TEST_NS")
+	run https_status "https://127.0.0.1:10250/exec/$TEST_NS/box/main?command=true&output=1" \
+		-H "Authorization: Bearer $token"
+	[ "$output" = 403 ]
+	run https_status "https://127.0.0.1:10250/exec/$TEST_NS/nobody/main?command=true&output=1" \
+		--cert "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.crt" \
+		--key "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.key"
+	[ "$output" = 404 ]
+	# not an upgrade: upstream's answer
+	run https_status "https://127.0.0.1:10250/exec/$TEST_NS/box/main?command=true&output=1" \
+		--cert "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.crt" \
+		--key "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.key"
+	[ "$output" = 400 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/body")" = "Upgrade request required" ]
+}
