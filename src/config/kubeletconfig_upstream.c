@@ -172,7 +172,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"cpu-manager-policy-options", KCFG_IGN_STRING},
     {"cpu-manager-reconcile-period", KCFG_IGN_DURATION},
     {"enable-controller-attach-detach", KCFG_IGN_BOOL},
-    {"enable-debugging-handlers", KCFG_IGN_BOOL},
     {"enable-load-reader", KCFG_IGN_BOOL},
     {"enforce-node-allocatable", KCFG_IGN_STRING},
     {"event-burst", KCFG_IGN_INT32},

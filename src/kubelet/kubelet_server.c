@@ -446,36 +446,49 @@ out:
         cri_client_free(cri);
 }
 
-/* Upstream's routes.StringFlagPutHandler(logs.GlogSetter): PUT a number,
- * the verbosity becomes it; the answer says so. */
+/* apiserver's writePlainText: text/plain, nosniff, the text and a newline. */
+static void respond_plain_line(struct httpd_conn *c, int status, const char *text)
+{
+        cleanup_free char *body = xasprintf("%s\n", text);
+        httpd_respond_with(c, status, "text/plain", "X-Content-Type-Options: nosniff\r\n", body,
+                           strlen(body));
+}
+
+/* Upstream's routes.StringFlagPutHandler(logs.GlogSetter): PUT a number
+ * (strconv.ParseUint(val, 10, 32): digits only), the verbosity becomes it. */
 static void serve_flags_v(struct kubelet_server *srv, const struct httpd_request *req,
                           struct httpd_conn *c, char *const *params)
 {
         (void)srv, (void)params;
         if (strcmp(req->method, "PUT") != 0) {
-                respond_fmt(c, 405, "method %s not allowed\n", req->method);
+                respond_plain_line(c, 406, "unsupported http method");
                 return;
         }
         cleanup_free char *body = NULL;
         size_t len;
         int r = httpd_body_all(c, 4096, &body, &len);
         if (r < 0) {
-                respond_text(c, r == -413 ? 413 : 400, "error reading request body\n");
+                respond_plain_line(c, r == -413 ? 413 : 400, "error reading request body");
                 return;
         }
-        char *end;
+        bool digits = len > 0 && strlen(body) == len;
+        for (size_t i = 0; digits && i < len; i++)
+                digits = body[i] >= '0' && body[i] <= '9';
         errno = 0;
-        long v = strtol(body, &end, 10);
-        while (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')
-                end++;
-        if (len == 0 || end == body || *end != '\0' || errno != 0 || v < 0 || v > INT32_MAX) {
-                respond_fmt(c, 400, "error: failed set flag: invalid value %s\n", body);
+        unsigned long long v = digits ? strtoull(body, NULL, 10) : 0;
+        if (!digits || errno != 0 || v > UINT32_MAX || v > INT32_MAX) {
+                cleanup_free char *q = str_go_quote(body, len);
+                cleanup_free char *msg =
+                    xasprintf("strconv.ParseUint: parsing %s: %s", q,
+                              digits ? "value out of range" : "invalid syntax");
+                respond_plain_line(c, 400, msg);
                 return;
         }
         int old = log_get_verbosity();
         log_set_verbosity((int)v);
-        LOG_INFO(0, "Set the log verbosity", "old=%d new=%ld", old, v);
-        respond_fmt(c, 200, "successfully set klog.logging.verbosity to %ld", v);
+        LOG_INFO(0, "Set the log verbosity", "old=%d new=%llu", old, v);
+        cleanup_free char *msg = xasprintf("successfully set klog.logging.verbosity to %s", body);
+        respond_plain_line(c, 200, msg);
 }
 
 /* Where debugging handlers are off (the read-only port, or
@@ -838,9 +851,9 @@ enum {
 
 /* As upstream's server.go lays them out (NewServer and its Install*). */
 static const struct router_route routes[] = {
-    ROUTE("GET", "/healthz", serve_ok, ROUTE_READONLY),
-    ROUTE("GET", "/healthz/ping", serve_ok, ROUTE_READONLY),
-    ROUTE("GET", "/healthz/log", serve_ok, ROUTE_READONLY),
+    ROUTE(NULL, "/healthz", serve_ok, ROUTE_READONLY),
+    ROUTE(NULL, "/healthz/ping", serve_ok, ROUTE_READONLY),
+    ROUTE(NULL, "/healthz/log", serve_ok, ROUTE_READONLY),
     ROUTE("GET", "/pods", serve_pods, ROUTE_READONLY),
     ROUTE("GET", "/pods/", serve_pods, ROUTE_READONLY),
     ROUTE("GET", "/containerLogs/{podNamespace}/{podID}/{containerName}", serve_logs, ROUTE_DEBUG),
@@ -861,7 +874,7 @@ static const struct router_route routes[] = {
     ROUTE("POST", "/portForward/{podNamespace}/{podID}", serve_port_forward, ROUTE_DEBUG),
     ROUTE("GET", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
     ROUTE("POST", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
-    ROUTE("GET", "/configz", serve_configz, ROUTE_DEBUG),
+    ROUTE(NULL, "/configz", serve_configz, ROUTE_DEBUG),
     ROUTE("GET", "/runningpods/", serve_running_pods, ROUTE_DEBUG),
     ROUTE(NULL, "/debug/flags/v", serve_flags_v, ROUTE_DEBUG | ROUTE_FLAGS),
 };
@@ -882,6 +895,11 @@ static void route(struct kubelet_server *srv, bool readonly, const struct httpd_
                   struct httpd_conn *c)
 {
         bool debug = !readonly && srv->cfg->enable_debugging_handlers;
+        if (debug && !srv->cfg->enable_debug_flags_handler &&
+            strcmp(req->path, "/debug/flags/v") == 0) {
+                respond_text(c, 405, "flags endpoint is disabled.\n");
+                return;
+        }
         if (!debug)
                 for (size_t i = 0; i < sizeof(debug_prefixes) / sizeof(debug_prefixes[0]); i++)
                         if (has_prefix(req->path, debug_prefixes[i])) {
@@ -906,8 +924,12 @@ static void route(struct kubelet_server *srv, bool readonly, const struct httpd_
                 respond_text(c, 404, "404 page not found\n");
                 return;
         }
-        if (code == 405) {
-                respond_text(c, 405, "405: Method Not Allowed");
+        if (code == 405) { /* go-restful's answer */
+                char allow[64], extra[96];
+                router_allowed(table, n, req->path, allow, sizeof(allow));
+                snprintf(extra, sizeof(extra), "Allow: %s\r\n", allow);
+                static const char msg[] = "405: Method Not Allowed";
+                httpd_respond_with(c, 405, TEXT_PLAIN, extra, msg, sizeof(msg) - 1);
                 return;
         }
         ((route_fn)m.route->handler)(srv, req, c, m.params);
@@ -954,12 +976,12 @@ static void on_readonly_request(void *ctx, const struct httpd_request *req, stru
         route(ctx, true, req, c);
 }
 
-/* The healthz port: /healthz only (upstream's healthz.InstallHandler on a
- * mux of its own). */
+/* The healthz port: /healthz and /healthz/ping (upstream's
+ * healthz.InstallHandler on a mux of its own, with no other check). */
 static void on_healthz_request(void *ctx, const struct httpd_request *req, struct httpd_conn *c)
 {
         (void)ctx;
-        if (strcmp(req->path, "/healthz") != 0) {
+        if (strcmp(req->path, "/healthz") != 0 && strcmp(req->path, "/healthz/ping") != 0) {
                 respond_text(c, 404, "404 page not found\n");
                 return;
         }

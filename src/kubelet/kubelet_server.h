@@ -22,7 +22,7 @@
  *   405 "Debug endpoints are disabled." there (and on the secure port
  *   with --enable-debugging-handlers=false), as upstream;
  *   the healthz port (--healthz-port, 10248, on --healthz-bind-address,
- *   plain HTTP): /healthz.
+ *   plain HTTP): /healthz, /healthz/ping.
  *
  * The apiserver reaches the secure port for `kubectl logs`, `exec`, `cp`,
  * `attach` and `port-forward` with its kubelet client certificate.

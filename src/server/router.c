@@ -2,6 +2,7 @@
 #include "server/router.h"
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,4 +67,28 @@ void router_match_release(struct router_match *m)
         for (size_t i = 0; i < m->n_params; i++)
                 free(m->params[i]);
         m->n_params = 0;
+}
+
+char *router_allowed(const struct router_route *routes, size_t n, const char *path, char *out,
+                     size_t size)
+{
+        static const char *const order[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"};
+        bool seen[sizeof(order) / sizeof(order[0])] = {false};
+        for (size_t i = 0; i < n; i++) {
+                struct router_match t = {0};
+                bool ok = pattern_match(routes[i].pattern, path, &t);
+                router_match_release(&t);
+                if (!ok || routes[i].method == NULL)
+                        continue;
+                for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+                        if (strcmp(routes[i].method, order[k]) == 0 ||
+                            (k == 1 && strcmp(routes[i].method, "GET") == 0))
+                                seen[k] = true;
+        }
+        size_t o = 0;
+        out[0] = '\0';
+        for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+                if (seen[k] && o + strlen(order[k]) + 3 < size)
+                        o += (size_t)snprintf(out + o, size - o, "%s%s", o ? ", " : "", order[k]);
+        return out;
 }

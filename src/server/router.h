@@ -36,4 +36,10 @@ int router_match(const struct router_route *routes, size_t n, const char *method
                  struct router_match *m);
 void router_match_release(struct router_match *m);
 
+/* The methods the routes serve path with, as an Allow header value
+ * ("GET, HEAD, POST": GET brings HEAD; a route for any method: ""), into
+ * out[0..size).  Returns out. */
+char *router_allowed(const struct router_route *routes, size_t n, const char *path, char *out,
+                     size_t size);
+
 #endif

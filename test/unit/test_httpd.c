@@ -2388,6 +2388,13 @@ static void test_router_match(void **state)
         assert_ptr_equal(m.route, &all[0]);
         router_match_release(&m);
         assert_int_equal(router_match(all, 1, "PUT", "/", &m), 405);
+        /* the Allow header of a 405: GET brings HEAD, in go-restful's order */
+        char allow[64];
+        size_t n = sizeof(routes) / sizeof(routes[0]);
+        assert_string_equal(router_allowed(routes, n, "/exec/a/b/c", allow, sizeof(allow)),
+                            "GET, HEAD, POST");
+        assert_string_equal(router_allowed(routes, n, "/put/x", allow, sizeof(allow)), "PUT");
+        assert_string_equal(router_allowed(routes, n, "/nope/x", allow, sizeof(allow)), "");
 }
 
 #define BOTH(t, setup_t, setup_p)                                                                  \

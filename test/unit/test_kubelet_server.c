@@ -534,31 +534,29 @@ static void test_debug_flags_v(void **state)
         start(f, true);
         int before = log_get_verbosity();
         assert_int_equal(request_body(f, "PUT", "/debug/flags/v", "5"), 200);
-        /* upstream's writePlainText ends the text with a newline (Fprintln) */
-        static const char ok[] = "successfully set klog.logging.verbosity to 5";
-        if (strcmp(f->body, ok) != 0 && strcmp(f->body, "successfully set klog.logging."
-                                                        "verbosity to 5\n") != 0)
-                fail_msg("body \"%s\"", f->body);
+        /* upstream's writePlainText (Fprintln) */
+        assert_string_equal(f->body, "successfully set klog.logging.verbosity to 5\n");
         assert_int_equal(log_get_verbosity(), 5);
         log_set_verbosity(before);
 
-        static const char *const bad[] = {"abc", "", "-1", "5x", "99999999999"};
+        static const char *const bad[] = {"abc", "", "-1", "5x", "99999999999", " 5", "+5", "5\n"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 long code = request_body(f, "PUT", "/debug/flags/v", bad[i]);
                 if (code != 400)
                         fail_msg("PUT \"%s\": %ld, want 400", bad[i], code);
                 assert_int_equal(log_get_verbosity(), before);
         }
-        /* another method: refused (upstream's StringFlagPutHandler answers 406
-         * "unsupported http method", ckubelet 405) */
-        assert_int_not_equal(request(f, "GET", "/debug/flags/v"), 200);
-        assert_int_not_equal(request_body(f, "POST", "/debug/flags/v", "6"), 200);
+        assert_int_equal(request_body(f, "PUT", "/debug/flags/v", "abc"), 400);
+        assert_string_equal(f->body, "strconv.ParseUint: parsing \"abc\": invalid syntax\n");
+        /* another method: upstream's StringFlagPutHandler answers 406 */
+        assert_int_equal(request(f, "GET", "/debug/flags/v"), 406);
+        assert_string_equal(f->body, "unsupported http method\n");
+        assert_int_equal(request_body(f, "POST", "/debug/flags/v", "6"), 406);
         assert_int_equal(log_get_verbosity(), before);
 }
 
-/* enableDebugFlagsHandler=false: the handler does not run.  (Upstream's
- * InstallDebugFlagsHandler then answers 405 "flags endpoint is disabled."
- * where ckubelet has no route, 404: not asserted either way here.) */
+/* enableDebugFlagsHandler=false: the handler does not run; upstream's
+ * InstallDebugFlagsHandler answers 405 "flags endpoint is disabled.". */
 static void test_debug_flags_handler_off(void **state)
 {
         struct fixture *f = *state;
@@ -566,7 +564,8 @@ static void test_debug_flags_handler_off(void **state)
         f->cfg.enable_debug_flags_handler = false;
         serve(f, 0, -1, -1);
         int before = log_get_verbosity();
-        assert_int_not_equal(request_body(f, "PUT", "/debug/flags/v", "7"), 200);
+        assert_int_equal(request_body(f, "PUT", "/debug/flags/v", "7"), 405);
+        assert_string_equal(f->body, "flags endpoint is disabled.\n");
         assert_int_equal(log_get_verbosity(), before);
         /* the other debugging handlers stay */
         assert_int_equal(request(f, "GET", "/configz"), 200);
@@ -766,6 +765,7 @@ static void test_healthz_port(void **state)
         assert_int_equal(request_plain(f, port, "GET", "/healthz"), 200);
         assert_string_equal(f->body, "ok");
         assert_int_equal(request_plain(f, port, "GET", "/healthz?verbose"), 200);
+        assert_int_equal(request_plain(f, port, "GET", "/healthz/ping"), 200);
         static const char *const paths[] = {"/", "/pods", "/configz", "/healthzx",
                                             "/containerLogs/ns/web/main"};
         for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
