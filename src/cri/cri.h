@@ -102,6 +102,15 @@ int cri_attach(struct cri_client *c, const char *container_id, bool tty, bool in
 int cri_port_forward(struct cri_client *c, const char *sandbox_id, const int32_t *ports,
                      size_t n_ports, char **url, ck_error_t *err);
 
+/* Stats (the Summary API, /metrics/resource).  filter may be NULL (every
+ * running container / every sandbox).  A runtime without the call answers
+ * with err->code GRPC_UNIMPLEMENTED (12). */
+int cri_list_container_stats(struct cri_client *c, const Runtime__V1__ContainerStatsFilter *filter,
+                             Runtime__V1__ListContainerStatsResponse **out, ck_error_t *err);
+int cri_list_pod_sandbox_stats(struct cri_client *c,
+                               const Runtime__V1__PodSandboxStatsFilter *filter,
+                               Runtime__V1__ListPodSandboxStatsResponse **out, ck_error_t *err);
+
 /* ImageService */
 /* auth may be NULL; sandbox_config may be NULL. image_ref: the resolved ref.
  * No deadline (as upstream: pulls of large images take long). */
@@ -112,5 +121,8 @@ int cri_pull_image(struct cri_client *c, const char *image, const Runtime__V1__A
 int cri_image_status(struct cri_client *c, const char *image,
                      Runtime__V1__ImageStatusResponse **out, ck_error_t *err);
 int cri_list_images(struct cri_client *c, Runtime__V1__ListImagesResponse **out, ck_error_t *err);
+/* The image (and container) filesystems' usage, as the runtime sees them. */
+int cri_image_fs_info(struct cri_client *c, Runtime__V1__ImageFsInfoResponse **out,
+                      ck_error_t *err);
 
 #endif
