@@ -5,6 +5,7 @@
 #include "cm/cm.h"
 #include "cm/cgroup_driver.h"
 #include "cm/resource_config.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -71,38 +72,12 @@ static int normalize_cgroup_root(const char *in, char **out, ck_error_t *err)
         return 0;
 }
 
-static int64_t online_cpus(void)
-{
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        if (n > 0)
-                return n;
-        cpu_set_t set;
-        if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-                return CPU_COUNT(&set);
-        return 1;
-}
-
-/* MemTotal of /proc/meminfo in bytes (cadvisor's MemoryCapacity). */
-static int64_t mem_total(void)
-{
-        cleanup_free char *buf = NULL;
-        ck_error_t err = NULL;
-        if (fs_read_file("/proc/meminfo", 1 << 20, &buf, NULL, &err) < 0) {
-                LOG_WARN("Cannot read node memory capacity", "err=\"%s\"", ck_error_msg(err));
-                ck_error_release(&err);
-                return 0;
-        }
-        const char *line = strstr(buf, "MemTotal:");
-        long long kb = 0;
-        if (line == NULL || sscanf(line, "MemTotal: %lld kB", &kb) != 1)
-                return 0;
-        return (int64_t)kb * 1024;
-}
-
 static void node_resources(const struct cm_options *opts, struct cm_node_resources *n)
 {
-        n->capacity_cpu_milli = online_cpus() * 1000;
-        n->capacity_memory = mem_total();
+        /* the machine's facts, read once for the whole agent (src/stats) */
+        const struct stats_machine_info *mi = stats_machine_info();
+        n->capacity_cpu_milli = mi->num_cores * 1000;
+        n->capacity_memory = mi->memory_capacity;
         n->allocatable_cpu_milli = n->capacity_cpu_milli - opts->reserved_cpu_milli;
         n->allocatable_memory = n->capacity_memory - opts->reserved_memory;
         if (n->allocatable_cpu_milli < 0)

@@ -4,6 +4,7 @@
  * cAdvisor's MachineInfo and VersionInfo read them.
  */
 #include "node/node_internal.h"
+#include "stats/stats.h"
 
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -111,14 +112,12 @@ static void read_hugepages(struct node_machine_info *mi)
 void node_machine_info_read(const char *root_dir, struct node_machine_info *mi)
 {
         memset(mi, 0, sizeof(*mi));
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        mi->num_cores = ncpu > 0 ? ncpu : 0;
-
-        cleanup_free char *meminfo = NULL;
-        size_t len = 0;
-        cleanup_error ck_error_t err = NULL;
-        if (fs_read_file("/proc/meminfo", SMALL_FILE_MAX, &meminfo, &len, &err) == 0)
-                mi->memory = node_parse_meminfo_total(meminfo);
+        /* CPUs and memory: the machine's facts, read once for the whole
+         * agent (src/stats), so that the node's capacity, the pod cgroups'
+         * allocatable and the downward API agree */
+        const struct stats_machine_info *facts = stats_machine_info();
+        mi->num_cores = facts->num_cores;
+        mi->memory = facts->memory_capacity;
         if (mi->memory <= 0) {
                 LOG_ERROR("Error getting machine info", "err=\"no MemTotal in /proc/meminfo\"");
                 mi->memory = 0;
@@ -147,7 +146,8 @@ void node_machine_info_read(const char *root_dir, struct node_machine_info *mi)
         mi->kernel_version = xstrdup(uname(&u) == 0 ? u.release : "");
 
         cleanup_free char *osr = NULL;
-        ck_error_release(&err);
+        size_t len = 0;
+        cleanup_error ck_error_t err = NULL;
         if (fs_read_file("/etc/os-release", SMALL_FILE_MAX, &osr, &len, &err) == 0)
                 mi->os_image = node_parse_os_release_pretty(osr);
         if (mi->os_image == NULL)

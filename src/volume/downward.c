@@ -3,6 +3,7 @@
 #include "volume/downward.h"
 
 #include "api/decode.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 #include "util/strquote.h"
 #include "util/xalloc.h"
@@ -77,29 +78,15 @@ int volume_pod_field_value(const struct pod *pod, const char *fp, char **out, ck
         return 0;
 }
 
-static int64_t read_mem_total(void)
-{
-        cleanup_fclose FILE *f = fopen("/proc/meminfo", "re");
-        if (f == NULL)
-                return 0;
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-                int64_t kb;
-                if (sscanf(line, "MemTotal: %" SCNd64 " kB", &kb) == 1)
-                        return kb * 1024;
-        }
-        return 0;
-}
-
 void volume_node_capacity(const char *root_dir, struct volume_node_resources *out)
 {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        out->cpu_milli = (n > 0 ? n : 1) * 1000;
-        out->memory = read_mem_total();
-        struct statvfs st;
-        out->ephemeral_storage = statvfs(root_dir ? root_dir : "/", &st) == 0
-                                     ? (int64_t)st.f_blocks * (int64_t)st.f_frsize
-                                     : 0;
+        const struct stats_machine_info *mi = stats_machine_info(); /* read once */
+        out->cpu_milli = mi->num_cores * 1000;
+        out->memory = mi->memory_capacity;
+        struct stats_fs_info fi;
+        cleanup_error ck_error_t err = NULL;
+        out->ephemeral_storage =
+            stats_fs_info(root_dir ? root_dir : "/", &fi, &err) == 0 ? (int64_t)fi.capacity : 0;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b)

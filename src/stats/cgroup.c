@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading one cgroup of the cgroupfs tree (v1: the cpuacct, memory and pids
+ * hierarchies; v2: the unified one) for the stats: the files cAdvisor's
+ * libcontainer handler reads, turned into a sample by
+ * stats__cgroup_sample_parse().
+ */
+#include "stats/stats_internal.h"
+
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CGROUP_FILE_MAX (256u << 10)
+#define MAX_DEPTH 16
+
+void stats__cgroupfs_init(struct stats_cgroupfs *fs, const char *root)
+{
+        fs->root = xstrdup(root ? root : "/sys/fs/cgroup");
+        cleanup_free char *probe = xasprintf("%s/cgroup.controllers", fs->root);
+        fs->v2 = access(probe, F_OK) == 0;
+}
+
+void stats__cgroupfs_clear(struct stats_cgroupfs *fs)
+{
+        free(fs->root);
+        fs->root = NULL;
+}
+
+/* The cgroup's directory in a hierarchy ("" for v2): name "" or "/..." */
+static char *dir_of(const struct stats_cgroupfs *fs, const char *controller, const char *name)
+{
+        const char *n = name ? name : "";
+        if (strcmp(n, "/") == 0)
+                n = "";
+        const char *sep = (*n && *n != '/') ? "/" : "";
+        if (fs->v2)
+                return xasprintf("%s%s%s", fs->root, sep, n);
+        return xasprintf("%s/%s%s%s", fs->root, controller, sep, n);
+}
+
+static bool is_root(const char *name)
+{
+        return name == NULL || *name == '\0' || strcmp(name, "/") == 0;
+}
+
+static char *read_in(const char *dir, const char *file)
+{
+        cleanup_free char *path = xasprintf("%s/%s", dir, file);
+        char *buf = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (fs_read_file(path, CGROUP_FILE_MAX, &buf, NULL, &err) < 0)
+                return NULL;
+        return buf;
+}
+
+static bool is_dir(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool stats__cgroup_exists(const struct stats_cgroupfs *fs, const char *name)
+{
+        cleanup_free char *dir = dir_of(fs, "memory", name);
+        if (is_dir(dir))
+                return true;
+        if (fs->v2)
+                return false;
+        free(dir);
+        dir = dir_of(fs, "cpuacct", name);
+        return is_dir(dir);
+}
+
+bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
+                        struct stats_cgroup_sample *out)
+{
+        memset(out, 0, sizeof(*out));
+        if (!stats__cgroup_exists(fs, name))
+                return false;
+        bool root = is_root(name);
+        cleanup_free char *cpu_dir = dir_of(fs, "cpuacct", name);
+        cleanup_free char *mem_dir = dir_of(fs, "memory", name);
+        cleanup_free char *cpu_stat = NULL, *cpuacct = NULL, *mstat = NULL, *musage = NULL;
+        cleanup_free char *mlimit = NULL, *susage = NULL, *slimit = NULL, *meminfo = NULL;
+        cleanup_free char *cpu_psi = NULL, *mem_psi = NULL, *io_psi = NULL;
+        if (fs->v2) {
+                cpu_stat = read_in(mem_dir, "cpu.stat");
+                mstat = read_in(mem_dir, "memory.stat");
+                musage = read_in(mem_dir, "memory.current");
+                mlimit = read_in(mem_dir, "memory.max");
+                susage = read_in(mem_dir, "memory.swap.current");
+                slimit = read_in(mem_dir, "memory.swap.max");
+                cpu_psi = read_in(mem_dir, "cpu.pressure");
+                mem_psi = read_in(mem_dir, "memory.pressure");
+                io_psi = read_in(mem_dir, "io.pressure");
+        } else {
+                cpuacct = read_in(cpu_dir, "cpuacct.usage");
+                mstat = read_in(mem_dir, "memory.stat");
+                musage = read_in(mem_dir, "memory.usage_in_bytes");
+                mlimit = read_in(mem_dir, "memory.limit_in_bytes");
+                slimit = read_in(mem_dir, "memory.memsw.limit_in_bytes");
+        }
+        if (root)
+                meminfo = read_in(proc_root ? proc_root : "/proc", "meminfo");
+        struct stats_cgroup_files f = {
+            .cpu_stat = cpu_stat,
+            .cpuacct_usage = cpuacct,
+            .memory_stat = mstat,
+            .memory_usage = musage,
+            .memory_limit = mlimit,
+            .swap_usage = susage,
+            .swap_limit = slimit,
+            .cpu_pressure = cpu_psi,
+            .memory_pressure = mem_psi,
+            .io_pressure = io_psi,
+            .meminfo = meminfo,
+        };
+        stats__cgroup_sample_parse(fs->v2, root, &f, out);
+        return out->has_cpu || out->has_memory;
+}
+
+static int64_t mtime_ns(const char *path)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return 0;
+        return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+int64_t stats__cgroup_ctime_ns(const struct stats_cgroupfs *fs, const char *name)
+{
+        static const char *const v1[] = {"cpu", "cpuacct", "memory"};
+        int64_t lowest = 0;
+        size_t n = fs->v2 ? 1 : sizeof(v1) / sizeof(v1[0]);
+        for (size_t i = 0; i < n; i++) {
+                cleanup_free char *dir = dir_of(fs, v1[i], name);
+                /* a directory's mtime moves when a child cgroup is made; the
+                 * events / clone_children file's does not (cAdvisor) */
+                cleanup_free char *file =
+                    xasprintf("%s/%s", dir, fs->v2 ? "cgroup.events" : "cgroup.clone_children");
+                int64_t t[2] = {mtime_ns(dir), mtime_ns(file)};
+                for (size_t k = 0; k < 2; k++)
+                        if (t[k] > 0 && (lowest == 0 || t[k] < lowest))
+                                lowest = t[k];
+        }
+        return lowest;
+}
+
+/* Counts the pids of dir/cgroup.procs (and of its sub-cgroups when depth
+ * allows). */
+static int64_t count_procs(const char *dir, int depth, int64_t *first_pid)
+{
+        int64_t n = 0;
+        cleanup_free char *procs = read_in(dir, "cgroup.procs");
+        for (const char *s = procs; s && *s;) {
+                char *end;
+                long long pid = strtoll(s, &end, 10);
+                if (end == s)
+                        break;
+                if (pid > 0) {
+                        n++;
+                        if (first_pid && *first_pid == 0)
+                                *first_pid = pid;
+                }
+                s = end;
+                while (*s == '\n')
+                        s++;
+        }
+        if (depth <= 0)
+                return n;
+        DIR *d = opendir(dir);
+        if (d == NULL)
+                return n;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+                if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 ||
+                    strcmp(e->d_name, "..") == 0)
+                        continue;
+                cleanup_free char *sub = xasprintf("%s/%s", dir, e->d_name);
+                n += count_procs(sub, depth - 1, first_pid);
+        }
+        closedir(d);
+        return n;
+}
+
+int64_t stats__cgroup_procs(const struct stats_cgroupfs *fs, const char *name, bool recursive,
+                            int64_t *first_pid)
+{
+        if (first_pid)
+                *first_pid = 0;
+        cleanup_free char *dir = dir_of(fs, "pids", name);
+        if (!fs->v2 && !is_dir(dir)) {
+                free(dir);
+                dir = dir_of(fs, "memory", name);
+        }
+        return count_procs(dir, recursive ? MAX_DEPTH : 0, first_pid);
+}
