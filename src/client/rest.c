@@ -7,11 +7,13 @@
  */
 #include "client/rest.h"
 #include "client/rest_internal.h"
+#include "metrics/kubelet_metrics.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +62,17 @@ struct xfer {
 const char *rest_user_agent(void)
 {
         return "kubelet/v1.35.0 (linux/" REST_ARCH ") ckubelet";
+}
+
+/* rest_client_requests_total{code,method,host}: host as client-go's URL.Host */
+static void record_request(const struct rest_client *c, const char *method, int code)
+{
+        const char *h = strstr(c->base_url, "://");
+        h = h ? h + 3 : c->base_url;
+        size_t n = strcspn(h, "/");
+        char host[256];
+        snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1), h);
+        kmetrics_rest_request(code, method, host);
 }
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -290,6 +303,7 @@ static int perform(struct rest_client *c, const char *method, const char *path, 
         free_headers(headers);
         *status = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+        record_request(c, method, rc == CURLE_OK || *status > 0 ? (int)*status : 0);
         if (rc == CURLE_WRITE_ERROR && x->fn_err) {
                 if (err == NULL)
                         return -1; /* rest_stream releases fn_err */

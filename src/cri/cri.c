@@ -11,6 +11,7 @@
 #include "cri/cri.h"
 #include "cri/cri_internal.h"
 #include "cri/grpc.h"
+#include "metrics/kubelet_metrics.h"
 #include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
@@ -97,6 +98,7 @@ int cri__call(struct cri_client *c, const char *service, const char *method,
         int ret = grpc_unary(c->conn, path, req_buf, req_len, timeout_ms, &resp, &resp_len, err);
         c->busy_us += fs_now_mono_us() - start;
         double ms = (double)(fs_now_mono_us() - start) / 1000.0;
+        kmetrics_runtime_operation(method, ms / 1000.0, ret < 0);
         if (ret < 0) {
                 ck_error_wrap(err, "CRI %s", method);
                 LOG_INFO(5, "CRI call failed", "method=\"%s\" duration=\"%.3fms\" err=\"%s\"",

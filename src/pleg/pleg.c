@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "pleg/pleg.h"
+#include "metrics/kubelet_metrics.h"
 #include "util/goduration.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -25,6 +26,7 @@ struct pleg {
         bool stopping;
         atomic_llong last_relist_ms;
         struct runtime_pod_list *last; /* previous relist, owned by the thread */
+        int64_t last_start_us;         /* when the last good relist began; thread-owned */
 };
 
 static const struct runtime_pod_entry *find_pod(const struct runtime_pod_list *l, const char *uid)
@@ -128,14 +130,40 @@ void pleg_diff(const struct runtime_pod_list *old, const struct runtime_pod_list
                         diff_pod(&old->pods[i], NULL, fn, ctx);
 }
 
+/* upstream's updateRunningPodAndContainerMetrics */
+static void record_running(const struct runtime_pod_list *l)
+{
+        size_t pods = 0, containers[4] = {0};
+        for (size_t i = 0; i < l->n_pods; i++) {
+                const struct runtime_pod_entry *e = &l->pods[i];
+                for (size_t k = 0; k < e->n_containers; k++)
+                        if ((unsigned)e->containers[k].state < 4)
+                                containers[e->containers[k].state]++;
+                for (size_t k = 0; k < e->n_sandboxes; k++)
+                        if (e->sandboxes[k].state == SANDBOX_STATE_READY) {
+                                pods++;
+                                break;
+                        }
+        }
+        kmetrics_set_running(pods, containers);
+}
+
 static void relist(struct pleg *p, struct cri_client *cri)
 {
+        int64_t start_us = fs_now_mono_us();
         struct runtime_pod_list *cur = NULL;
         cleanup_error ck_error_t err = NULL;
-        if (kuberuntime_get_pods(p->rt, cri, true, &cur, &err) < 0) {
+        int rc = kuberuntime_get_pods(p->rt, cri, true, &cur, &err);
+        /* kubelet_pleg_relist_interval_seconds: since the previous relist's
+         * start, as upstream's relistTime */
+        kmetrics_pleg_relist((double)(fs_now_mono_us() - start_us) / 1e6,
+                             p->last_start_us ? (double)(start_us - p->last_start_us) / 1e6 : -1);
+        if (rc < 0) {
                 LOG_ERROR("GenericPLEG: Unable to retrieve pods", "err=\"%s\"", ck_error_msg(err));
                 return;
         }
+        p->last_start_us = start_us;
+        record_running(cur);
         pleg_diff(p->last, cur, p->fn, p->ctx);
         struct pleg_event done = {.type = PLEG_RELIST_DONE, .pods = cur};
         p->fn(p->ctx, &done);

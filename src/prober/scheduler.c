@@ -16,6 +16,7 @@
  * startup success arms them again.
  */
 #include "client/events.h"
+#include "metrics/kubelet_metrics.h"
 #include "prober/prober_internal.h"
 
 #include "util/fsutil.h"
@@ -113,6 +114,9 @@ void prober__arm(struct prober *p, struct prober_worker *w)
 void prober__remove_worker(struct prober *p, struct prober_worker *w)
 {
         struct prober_pod *pp = w->pp;
+        if (pp != NULL && pp->pod != NULL) /* upstream deletes the worker's series */
+                kmetrics_probe_forget(prober__type_name(w->type), w->container_name, pp->pod->name,
+                                      pp->pod->namespace, pp->uid);
         for (size_t i = 0; pp != NULL && i < pp->n_workers; i++) {
                 if (pp->workers[i] == w) {
                         pp->workers[i] = pp->workers[--pp->n_workers];
@@ -203,6 +207,18 @@ static enum prober_outcome run_job(struct cri_client *cri, const struct job *j, 
                         break;
         }
         return o;
+}
+
+/* prober_probe_total and prober_probe_duration_seconds (upstream's
+ * worker.doProbe: a success with a warning counts as successful, an error
+ * as unknown). */
+static void record_metrics(const struct job *j, enum prober_outcome o, double seconds)
+{
+        const char *result = o == PROBER_OUTCOME_FAILURE ? "failed"
+                             : o == PROBER_OUTCOME_ERROR ? "unknown"
+                                                         : "successful";
+        kmetrics_probe(prober__type_name(j->type), result, j->c->name, j->pod->name,
+                       j->pod->namespace, j->uid, seconds);
 }
 
 /* upstream prober.probe's log lines */
@@ -354,8 +370,10 @@ static void *pool_main(void *arg)
                 pthread_mutex_unlock(&p->lock);
 
                 char *message = NULL;
+                int64_t t0 = fs_now_mono_us();
                 enum prober_outcome o = run_job(cri, &j, &message);
                 log_outcome(&j, o, message);
+                record_metrics(&j, o, (double)(fs_now_mono_us() - t0) / 1e6);
                 record_outcome(p, &j, o, message);
                 free(message);
 
