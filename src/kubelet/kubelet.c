@@ -4,6 +4,7 @@
 #include "envvars/envvars.h"
 #include "kubelet/admission.h"
 #include "kubelet/kubelet_internal.h"
+#include "metrics/kubelet_metrics.h"
 #include "status/generate.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -888,6 +889,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                                             .healthz_port = -1,
                                             .status = kl->status,
                                             .pool = kl->api_pool};
+        kmetrics_set_node_name(cfg->node_name);
         if (kubelet_server_start(&so, &kl->server, err) < 0)
                 return ck_error_wrap(err, "kubelet server");
         if (kl->api_cfg && start_node_agent(kl, err) < 0)

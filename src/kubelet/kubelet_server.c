@@ -14,12 +14,15 @@
  */
 #include "kubelet/kubelet_server.h"
 #include "cri/cri.h"
+#include "kuberuntime/runtime.h"
 #include "logs/logs.h"
+#include "metrics/kubelet_metrics.h"
 #include "server/auth.h"
 #include "config/configz.h"
 #include "server/httpd.h"
 #include "server/proxy_stream.h"
 #include "server/router.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -41,6 +44,8 @@ struct kubelet_server {
         const struct kubelet_config *cfg;
         struct status_store *status;
         struct server_auth *auth;
+        struct stats_provider *stats;      /* /stats/summary, /metrics/resource */
+        struct metrics_registry *resource; /* /metrics/resource's registry */
         struct httpd *secure, *readonly, *healthz;
         atomic_bool stopping;
 };
@@ -65,6 +70,40 @@ static void respond_fmt(struct httpd_conn *c, int status, const char *fmt, ...)
                 text = NULL;
         va_end(ap);
         respond_text(c, status, text ? text : "");
+}
+
+/* A query parameter's values (new strings, NULL-terminated; *n their
+ * number), percent- and '+'-decoded as Go's url.ParseQuery. */
+static char **query_values(const char *query, const char *key, size_t *n)
+{
+        char **out = xcalloc(1, sizeof(*out));
+        *n = 0;
+        size_t klen = strlen(key);
+        for (const char *p = query; p && *p;) {
+                const char *amp = strchrnul(p, '&');
+                const char *eq = memchr(p, '=', (size_t)(amp - p));
+                if (eq && (size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
+                        cleanup_free char *raw = xstrndup(eq + 1, (size_t)(amp - eq - 1));
+                        for (char *q = raw; *q; q++)
+                                if (*q == '+')
+                                        *q = ' ';
+                        char *v = http_path_unescape(raw, strlen(raw));
+                        if (v) {
+                                out = xrealloc(out, (*n + 2) * sizeof(*out));
+                                out[(*n)++] = v;
+                                out[*n] = NULL;
+                        }
+                }
+                p = *amp ? amp + 1 : amp;
+        }
+        return out;
+}
+
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
 }
 
 /* ---- container logs ----------------------------------------------------- */
@@ -371,79 +410,108 @@ static void serve_configz(struct kubelet_server *srv, const struct httpd_request
         respond_json(c, doc, "configz");
 }
 
-static const char *label(const Runtime__V1__PodSandboxMetadata *md, size_t n,
-                         Runtime__V1__PodSandbox__LabelsEntry *const *labels, const char *key)
-{
-        (void)md;
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(labels[i]->key, key) == 0)
-                        return labels[i]->value;
-        return NULL;
-}
-
-/* Upstream's getRunningPods: the runtime's running pods (ready sandboxes,
- * running containers) as a v1 PodList of name, namespace, uid and the
- * containers' names and images (kubecontainer.Pod.ToAPIPod). */
+/* Upstream's getRunningPods: the runtime's running pods (GetPods(false):
+ * ready sandboxes, running containers) as a v1 PodList of name, namespace,
+ * uid and the containers' names and images (kubecontainer.Pod.ToAPIPod). */
 static void serve_running_pods(struct kubelet_server *srv, const struct httpd_request *req,
                                struct httpd_conn *c, char *const *params)
 {
         (void)req, (void)params;
         struct cri_client *cri = cri_client_new(srv->cfg->container_runtime_endpoint,
                                                 srv->cfg->runtime_request_timeout_ms);
-        Runtime__V1__ListPodSandboxResponse *sb = NULL;
-        Runtime__V1__ListContainersResponse *ct = NULL;
+        struct runtime_pod_list *l = NULL;
         cleanup_error ck_error_t err = NULL;
-        cleanup_json json_t *list = NULL;
-        Runtime__V1__PodSandboxStateValue ready = RUNTIME__V1__POD_SANDBOX_STATE_VALUE__INIT;
-        ready.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
-        Runtime__V1__PodSandboxFilter sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
-        sf.state = &ready;
-        Runtime__V1__ContainerStateValue running = RUNTIME__V1__CONTAINER_STATE_VALUE__INIT;
-        running.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
-        Runtime__V1__ContainerFilter cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
-        cf.state = &running;
-        if (cri_list_pod_sandbox(cri, &sf, &sb, &err) < 0 ||
-            cri_list_containers(cri, &cf, &ct, &err) < 0) {
+        if (kuberuntime_get_pods(NULL, cri, false, &l, &err) < 0) {
                 respond_fmt(c, 500, "%s", ck_error_msg(err));
-                goto out;
+                cri_client_free(cri);
+                return;
         }
         json_t *items = json_array();
-        for (size_t i = 0; i < sb->n_items; i++) {
-                const Runtime__V1__PodSandbox *p = sb->items[i];
-                if (p->metadata == NULL)
-                        continue;
+        for (size_t i = 0; i < l->n_pods; i++) {
+                const struct runtime_pod_entry *p = &l->pods[i];
                 json_t *containers = json_array();
-                for (size_t j = 0; j < ct->n_containers; j++) {
-                        const Runtime__V1__Container *k = ct->containers[j];
-                        if (strcmp(k->pod_sandbox_id, p->id) != 0 || k->metadata == NULL)
-                                continue;
+                for (size_t j = 0; j < p->n_containers; j++)
                         json_array_append_new(
-                            containers,
-                            json_pack("{s:s, s:s, s:{}}", "name", k->metadata->name, "image",
-                                      k->image && k->image->image ? k->image->image : "",
-                                      "resources"));
-                }
+                            containers, json_pack("{s:s, s:s, s:{}}", "name", p->containers[j].name,
+                                                  "image", p->containers[j].image, "resources"));
                 json_t *spec = json_object();
                 if (json_array_size(containers) > 0)
                         json_object_set(spec, "containers", containers);
                 json_decref(containers);
-                const char *uid =
-                    label(p->metadata, p->n_labels, p->labels, "io.kubernetes.pod.uid");
                 json_array_append_new(
-                    items, json_pack("{s:{s:s, s:s, s:s, s:n}, s:o, s:{}}", "metadata", "name",
-                                     p->metadata->name, "namespace", p->metadata->namespace_, "uid",
-                                     uid ? uid : p->metadata->uid, "creationTimestamp", "spec",
-                                     spec, "status"));
+                    items, json_pack("{s:{s:s?, s:s?, s:s, s:n}, s:o, s:{}}", "metadata", "name",
+                                     p->name, "namespace", p->namespace, "uid", p->uid,
+                                     "creationTimestamp", "spec", spec, "status"));
         }
-        list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
-                         "items", items);
+        cleanup_json json_t *list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList",
+                                              "apiVersion", "v1", "metadata", "items", items);
         respond_json(c, list, "running pods");
-out:
-        if (sb)
-                runtime__v1__list_pod_sandbox_response__free_unpacked(sb, NULL);
-        if (ct)
-                runtime__v1__list_containers_response__free_unpacked(ct, NULL);
+        runtime_pod_list_free(l);
         cri_client_free(cri);
+}
+
+static void respond_metrics(struct httpd_conn *c, struct metrics_registry *r)
+{
+        cleanup_metrics_buf struct metrics_buf buf = {0};
+        metrics_render(r, &buf);
+        httpd_respond(c, 200, METRICS_CONTENT_TYPE, buf.data ? buf.data : "", buf.len);
+}
+
+/* /metrics: upstream's legacyregistry (the kubelet's series, rest client,
+ * process). */
+static void serve_metrics(struct kubelet_server *srv, const struct httpd_request *req,
+                          struct httpd_conn *c, char *const *params)
+{
+        (void)srv, (void)req, (void)params;
+        respond_metrics(c, kmetrics_registry());
+}
+
+/* /metrics/resource: what metrics-server scrapes (the stats provider's
+ * snapshot, computed at most once per housekeeping interval). */
+static void serve_metrics_resource(struct kubelet_server *srv, const struct httpd_request *req,
+                                   struct httpd_conn *c, char *const *params)
+{
+        (void)req, (void)params;
+        respond_metrics(c, srv->resource);
+}
+
+/* upstream's stats handler: only_cpu_and_memory=true, given once */
+static bool only_cpu_and_memory(const char *query)
+{
+        size_t n;
+        char **v = query_values(query, "only_cpu_and_memory", &n);
+        bool on = n == 1 && strcmp(v[0], "true") == 0;
+        strv_free(v);
+        return on;
+}
+
+/* /stats/summary (GET or POST): the Summary API, stats/v1alpha1. */
+static void serve_stats_summary(struct kubelet_server *srv, const struct httpd_request *req,
+                                struct httpd_conn *c, char *const *params)
+{
+        (void)params;
+        cleanup_error ck_error_t err = NULL;
+        cleanup_json json_t *doc =
+            stats_summary_json(srv->stats, only_cpu_and_memory(req->query), &err);
+        if (doc == NULL) {
+                respond_fmt(c, 500, "Internal Error: %s", ck_error_msg(err));
+                return;
+        }
+        /* go-restful's encoder indents with one space */
+        cleanup_free char *body = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
+        if (body == NULL) {
+                respond_text(c, 500, "encode summary");
+                return;
+        }
+        httpd_respond(c, 200, "application/json", body, strlen(body));
+}
+
+/* /metrics/probes: the prober's results and durations. */
+static void serve_metrics_probes(struct kubelet_server *srv, const struct httpd_request *req,
+                                 struct httpd_conn *c, char *const *params)
+{
+        (void)srv, (void)req, (void)params;
+        respond_metrics(c, kmetrics_probes_registry());
 }
 
 /* apiserver's writePlainText: text/plain, nosniff, the text and a newline. */
@@ -501,40 +569,6 @@ static void serve_debug_disabled(struct kubelet_server *srv, const struct httpd_
 }
 
 /* ---- exec, attach, port-forward, run ------------------------------------ */
-
-/* A query parameter's values (new strings, NULL-terminated; *n their
- * number), percent- and '+'-decoded as Go's url.ParseQuery. */
-static char **query_values(const char *query, const char *key, size_t *n)
-{
-        char **out = xcalloc(1, sizeof(*out));
-        *n = 0;
-        size_t klen = strlen(key);
-        for (const char *p = query; p && *p;) {
-                const char *amp = strchrnul(p, '&');
-                const char *eq = memchr(p, '=', (size_t)(amp - p));
-                if (eq && (size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
-                        cleanup_free char *raw = xstrndup(eq + 1, (size_t)(amp - eq - 1));
-                        for (char *q = raw; *q; q++)
-                                if (*q == '+')
-                                        *q = ' ';
-                        char *v = http_path_unescape(raw, strlen(raw));
-                        if (v) {
-                                out = xrealloc(out, (*n + 2) * sizeof(*out));
-                                out[(*n)++] = v;
-                                out[*n] = NULL;
-                        }
-                }
-                p = *amp ? amp + 1 : amp;
-        }
-        return out;
-}
-
-static void strv_free(char **v)
-{
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
 
 /* remotecommand's NewOptions: a flag is on when its value is "1". */
 static bool query_flag(const char *query, const char *key)
@@ -856,6 +890,11 @@ static const struct router_route routes[] = {
     ROUTE(NULL, "/healthz/log", serve_ok, ROUTE_READONLY),
     ROUTE("GET", "/pods", serve_pods, ROUTE_READONLY),
     ROUTE("GET", "/pods/", serve_pods, ROUTE_READONLY),
+    ROUTE(NULL, "/metrics", serve_metrics, ROUTE_READONLY),
+    ROUTE(NULL, "/metrics/probes", serve_metrics_probes, ROUTE_READONLY),
+    ROUTE(NULL, "/metrics/resource", serve_metrics_resource, ROUTE_READONLY),
+    ROUTE("GET", "/stats/summary", serve_stats_summary, ROUTE_READONLY),
+    ROUTE("POST", "/stats/summary", serve_stats_summary, ROUTE_READONLY),
     ROUTE("GET", "/containerLogs/{podNamespace}/{podID}/{containerName}", serve_logs, ROUTE_DEBUG),
     ROUTE("POST", "/run/{podNamespace}/{podID}/{containerName}", serve_run, ROUTE_DEBUG),
     ROUTE("POST", "/run/{podNamespace}/{podID}/{uid}/{containerName}", serve_run_uid, ROUTE_DEBUG),
@@ -1016,6 +1055,25 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
         srv->cfg = cfg;
         srv->status = o->status;
         atomic_init(&srv->stopping, false);
+        struct stats_options sto = {
+            .node_name = cfg->node_name,
+            .root_dir = cfg->root_dir,
+            .pod_logs_dir = cfg->pod_logs_dir,
+            .runtime_endpoint = cfg->container_runtime_endpoint,
+            .image_endpoint = cfg->image_service_endpoint,
+            .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
+            .cgroup_root = cfg->cgroup_root,
+            .cgroups_per_qos = cfg->cgroups_per_qos,
+        };
+        if (stats_provider_new(&sto, &srv->stats, err) < 0) {
+                ck_error_wrap(err, "stats provider");
+                goto fail;
+        }
+        srv->resource = metrics_registry_new();
+        if (stats_register_resource_metrics(srv->resource, srv->stats, err) < 0) {
+                ck_error_wrap(err, "resource metrics");
+                goto fail;
+        }
         int port = port_of(o->port, cfg->port, cfg->enable_server);
         int ro_port = port_of(o->read_only_port, cfg->read_only_port, cfg->read_only_port > 0);
         int hz_port = port_of(o->healthz_port, cfg->healthz_port, cfg->healthz_port > 0);
@@ -1111,6 +1169,9 @@ void kubelet_server_stop(struct kubelet_server *s)
         httpd_stop(s->secure);
         httpd_stop(s->readonly);
         httpd_stop(s->healthz);
+        /* no handler runs any more: the registry's collectors use the provider */
+        metrics_registry_free(s->resource);
+        stats_provider_free(s->stats);
         server_auth_free(s->auth);
         free(s);
 }

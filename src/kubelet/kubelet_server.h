@@ -7,6 +7,9 @@
  *   authorized as upstream, server/auth.h):
  *     GET  /healthz, /healthz/ping, /healthz/log     "ok"
  *     GET  /pods                                     the v1 PodList of the node
+ *     GET  /metrics, /metrics/probes, /metrics/resource  Prometheus text (src/metrics,
+ *                                                    src/stats)
+ *     GET/POST /stats/summary[?only_cpu_and_memory=true]  the Summary API
  *     GET  /containerLogs/{namespace}/{pod}/{container}
  *          ?follow&previous&timestamps&tailLines&limitBytes&sinceSeconds&sinceTime&stream
  *     GET  /configz                                  {"kubeletconfig": {...}}
@@ -18,15 +21,16 @@
  *                                                    runtime's streaming server)
  *     POST /run/{namespace}/{pod}[/{uid}]/{container}?cmd  the command's output
  *   the read-only port (--read-only-port, off by default, plain HTTP, no
- *   authentication): /healthz and /pods; the debugging endpoints answer
- *   405 "Debug endpoints are disabled." there (and on the secure port
- *   with --enable-debugging-handlers=false), as upstream;
+ *   authentication): /healthz, /pods, /metrics*, /stats/summary; the
+ *   debugging endpoints answer 405 "Debug endpoints are disabled." there
+ *   (and on the secure port with --enable-debugging-handlers=false), as
+ *   upstream;
  *   the healthz port (--healthz-port, 10248, on --healthz-bind-address,
  *   plain HTTP): /healthz, /healthz/ping.
  *
  * The apiserver reaches the secure port for `kubectl logs`, `exec`, `cp`,
  * `attach` and `port-forward` with its kubelet client certificate.
- * Metrics and stats are not served yet (404).
+ * /metrics/cadvisor is not served yet (404).
  */
 #ifndef CK_KUBELET_KUBELET_SERVER_H
 #define CK_KUBELET_KUBELET_SERVER_H

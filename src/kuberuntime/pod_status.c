@@ -74,6 +74,7 @@ void runtime_pod_list_free(struct runtime_pod_list *l)
                 for (size_t j = 0; j < p->n_containers; j++) {
                         free(p->containers[j].id);
                         free(p->containers[j].name);
+                        free(p->containers[j].image);
                         free(p->containers[j].sandbox_id);
                 }
                 free(p->containers);

@@ -79,6 +79,7 @@ const struct runtime_container_status *runtime_pod_status_find(const struct runt
 struct runtime_pod_entry_container {
         char *id;
         char *name;
+        char *image; /* the image the container was created from ("" if unknown) */
         enum container_state state;
         char *sandbox_id;
 };

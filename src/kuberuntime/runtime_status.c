@@ -492,6 +492,7 @@ int kuberuntime_get_pods(struct kuberuntime *rt, struct cri_client *cri, bool al
                 p->containers[p->n_containers++] = (struct runtime_pod_entry_container){
                     .id = xstrdup(c->id),
                     .name = xstrdup(name ? name : ""),
+                    .image = xstrdup(c->image && c->image->image ? c->image->image : ""),
                     .state = container_state(c->state),
                     .sandbox_id = xstrdup(c->pod_sandbox_id),
                 };

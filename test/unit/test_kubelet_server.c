@@ -686,7 +686,18 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                 md.name = "main";
                 Runtime__V1__ImageSpec img = RUNTIME__V1__IMAGE_SPEC__INIT;
                 img.image = "localhost/busybox:1.35";
+                /* the labels every container a kubelet made carries */
+                Runtime__V1__Container__LabelsEntry cl[2] = {
+                    RUNTIME__V1__CONTAINER__LABELS_ENTRY__INIT,
+                    RUNTIME__V1__CONTAINER__LABELS_ENTRY__INIT};
+                cl[0].key = "io.kubernetes.pod.uid";
+                cl[0].value = "u1";
+                cl[1].key = "io.kubernetes.container.name";
+                cl[1].value = "main";
+                Runtime__V1__Container__LabelsEntry *clabels[] = {&cl[0], &cl[1]};
                 Runtime__V1__Container mine = RUNTIME__V1__CONTAINER__INIT;
+                mine.n_labels = 2;
+                mine.labels = clabels;
                 mine.id = "container-1";
                 mine.pod_sandbox_id = "sandbox-1";
                 mine.metadata = &md;
@@ -694,7 +705,10 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                 mine.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
                 Runtime__V1__ContainerMetadata md2 = RUNTIME__V1__CONTAINER_METADATA__INIT;
                 md2.name = "stranger";
-                Runtime__V1__Container other = mine; /* of a sandbox not listed */
+                /* not made by a kubelet: no pod UID label */
+                Runtime__V1__Container other = mine;
+                other.n_labels = 0;
+                other.labels = NULL;
                 other.id = "container-2";
                 other.pod_sandbox_id = "sandbox-9";
                 other.metadata = &md2;
