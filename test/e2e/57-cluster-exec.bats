@@ -55,6 +55,59 @@ https_status() { # URL [CURL ARGS...]: the status code; the body in $BATS_TEST_T
 	[[ $output == */dev/pts/* ]]
 }
 
+@test "kubectl exec -t: the terminal's size reaches the command (the resize stream)" {
+	run script -qec "stty cols 123 rows 45; $KUBECTL --kubeconfig $ADMIN_KUBECONFIG --cache-dir $CK_CLUSTER_DIR/kubectl-cache exec -ti -n $TEST_NS box -- sh -c 'sleep 1; stty size'" /dev/null </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# kubectl sends the size on the resize stream once the session is up:
+	# the command asks a second later
+	[[ $output == *"45 123"* ]]
+}
+
+@test "POST /run: the command's output, as the node answers it" {
+	local cert=(--cert "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.crt" --key "$CK_CLUSTER_DIR/pki/apiserver-kubelet-client.key")
+	run https_status "https://127.0.0.1:10250/run/$TEST_NS/box/main?cmd=echo+hello" -X POST "${cert[@]}"
+	[ "$output" = 200 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/body")" = hello ]
+	run https_status "https://127.0.0.1:10250/run/$TEST_NS/box/nosuch?cmd=true" -X POST "${cert[@]}"
+	[ "$output" = 500 ]
+	[[ $(cat "$BATS_TEST_TMPDIR/body") == *'container not found ("nosuch")'* ]]
+}
+
+agent_threads() { awk '$1 == "Threads:" { print $2 }' "/proc/$(<"$CKUBELET_PIDFILE")/status"; }
+# The agent's TCP connections other than its own to the apiserver (the REST
+# client's pool comes and goes with TokenReviews): the apiserver's to the
+# node's port and the node's to containerd's streaming server.
+agent_streams() {
+	ss -tnpH state established state close-wait state fin-wait-1 state fin-wait-2 |
+		grep "pid=$(<"$CKUBELET_PIDFILE")," | grep -vc ':16443 ' || true
+}
+agent_back_to() { # STREAMS THREADS: no more than that again
+	(($(agent_streams) <= $1 && $(agent_threads) <= $2))
+}
+
+@test "a client killed mid-stream: the node's connection threads and stream sockets go away" {
+	local streams threads i
+	kexec true
+	sleep 2
+	streams=$(agent_streams)
+	threads=$(agent_threads)
+	for i in 1 2 3; do
+		kubectl exec -n "$TEST_NS" box -- sleep 60 &
+		local pid=$!
+		# while it runs, the node proxies it
+		wait_for -t 10 -i 0.5 eval '(($(agent_streams) > streams))'
+		kill -KILL "$pid"
+		wait "$pid" || true
+	done
+	# the apiserver notices, closes its side; the node's proxy ends with it
+	if ! wait_for -t 90 -i 1 agent_back_to "$streams" "$threads"; then
+		echo "before: $streams streams, $threads threads; now: $(agent_streams) streams, $(agent_threads) threads"
+		ss -tnp | grep "pid=$(<"$CKUBELET_PIDFILE")," || true
+		return 1
+	fi
+}
+
 @test "kubectl cp: a 10 MB file into the pod and back, checksums equal" {
 	head -c 10485760 /dev/urandom >"$BATS_TEST_TMPDIR/in.bin"
 	kubectl cp "$BATS_TEST_TMPDIR/in.bin" "$TEST_NS/box:/tmp/in.bin"

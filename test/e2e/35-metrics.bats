@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# The node's Prometheus endpoints on the read-only port, as a Prometheus
+# server scrapes them: /metrics (the kubelet's series, the rest client's,
+# the process') and /metrics/probes, parsed by the Prometheus project's own
+# parser (python3-prometheus-client, test/e2e/tools/metrics-sample).
+
+load helpers
+load pods
+
+setup_file() {
+	runtime_up
+}
+
+setup() {
+	runtime_up
+	MANIFESTS=$BATS_TEST_TMPDIR/manifests
+	mkdir -p "$MANIFESTS"
+}
+
+teardown() {
+	cleanup_agent
+}
+
+METRICS_SAMPLE=$BATS_TEST_DIRNAME/tools/metrics-sample
+
+scrape() { # PATH: the body, or a failure
+	curl -sf --max-time 5 "http://127.0.0.1:$CKUBELET_READ_ONLY_PORT$1"
+}
+
+sample() { # PATH NAME [LABEL=VALUE...]: one sample's value
+	local path=$1
+	shift
+	scrape "$path" | "$METRICS_SAMPLE" "$@"
+}
+
+running_pods_is() { [ "$(sample /metrics kubelet_running_pods)" = "$1" ]; }
+
+@test "/metrics: running pods and containers, runtime operations, the node name, the process" {
+	cat >"$MANIFESTS/two.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: two}
+	spec:
+	  containers:
+	  - {name: a, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	  - {name: b, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is two Running
+	# what the PLEG saw at its last relist
+	wait_for -t 20 running_pods_is 1
+	[ "$(sample /metrics kubelet_running_containers container_state=running)" = 2 ]
+	# the whole exposition parses and every family has HELP and TYPE
+	run sample /metrics -
+	[ "$status" -eq 0 ]
+	[[ $output == *kubelet_pod_worker_duration_seconds* ]]
+	(($(sample /metrics kubelet_runtime_operations_total operation_type=list_podsandbox) > 0))
+	(($(sample /metrics kubelet_runtime_operations_total operation_type=run_podsandbox) >= 1))
+	(($(sample /metrics kubelet_runtime_operations_duration_seconds_count operation_type=create_container) >= 2))
+	(($(sample /metrics kubelet_pleg_relist_duration_seconds_count) > 0))
+	(($(sample /metrics kubelet_pod_worker_duration_seconds_count operation_type=sync) > 0))
+	[ "$(sample /metrics kubelet_node_name node=e2e-node)" = 1 ]
+	# the process collector: the agent's own RSS as /proc reports it
+	local rss
+	rss=$(sample /metrics process_resident_memory_bytes)
+	((rss > 1000000))
+	(($(sample /metrics process_open_fds) > 3))
+	# upstream's content type and HELP stability markers
+	run curl -sf -D - -o /dev/null "http://127.0.0.1:$CKUBELET_READ_ONLY_PORT/metrics"
+	[[ $output == *"Content-Type: text/plain; version=0.0.4; charset=utf-8"* ]]
+	scrape /metrics | grep -qx '# HELP kubelet_running_pods \[ALPHA\] Number of pods that have a running pod sandbox'
+	# the pod goes: the gauge follows
+	rm "$MANIFESTS/two.yaml"
+	wait_for -t 60 running_pods_is 0
+}
+
+@test "/metrics/probes: prober_probe_total by result for a readiness probe" {
+	cat >"$MANIFESTS/probed.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: probed}
+	spec:
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, 'touch /tmp/ready; exec sleep 3600']
+	    readinessProbe: {exec: {command: [cat, /tmp/ready]}, periodSeconds: 1}
+	  - name: never
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    readinessProbe: {exec: {command: ["false"]}, periodSeconds: 1}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is probed Running
+	local uid
+	uid=$(pod_uid probed)
+	ok() { (($(sample /metrics/probes prober_probe_total probe_type=Readiness result=successful container=main pod=probed-e2e-node namespace=default pod_uid="$uid") >= 2)); }
+	failed() { (($(sample /metrics/probes prober_probe_total probe_type=Readiness result=failed container=never pod=probed-e2e-node namespace=default pod_uid="$uid") >= 2)); }
+	wait_for -t 30 ok
+	wait_for -t 30 failed
+	# no success was ever counted for the failing one
+	run sample /metrics/probes prober_probe_total result=successful container=never
+	[ "$status" -eq 1 ]
+	scrape /metrics/probes | grep -qx '# TYPE prober_probe_total counter'
+	scrape /metrics/probes | grep -qx '# HELP prober_probe_total \[BETA\] Cumulative number of a liveness, readiness or startup probe for a container by result.'
+}
+
+# The pod cgroup's memory working set as cAdvisor and upstream count it:
+# usage - total_inactive_file (cgroup v1).
+cgroup_working_set() { # UID
+	local d=/sys/fs/cgroup/memory/ckubelet-e2e/kubepods/besteffort/pod$1
+	awk -v u="$(cat "$d/memory.usage_in_bytes")" '$1 == "total_inactive_file" { print u - $2 }' "$d/memory.stat"
+}
+
+within_10pct() { # A B
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.1 * b) }'
+}
+
+@test "/stats/summary and /metrics/resource: the node, the pod and its container, as the cgroups count them" {
+	cat >"$MANIFESTS/held.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: held}
+	spec:
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    # 32 MiB held by the shell in a variable (the shell stays: no exec)
+	    command: [sh, -c, 'trap "exit 0" TERM; x=$(head -c 33554432 /dev/zero | tr "\0" a); echo ${#x}; while :; do sleep 1; done']
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is held Running
+	local uid summary ws cg
+	uid=$(pod_uid held)
+	# the pod shows up once the runtime has stats for it (a cache of 10 s)
+	# the container holds its 32 MiB: the summary (a snapshot of up to 10 s
+	# ago) shows it; the memory no longer moves, so the cgroup read after
+	# it must agree
+	has_pod() { scrape /stats/summary | jq -e --arg uid "$uid" '.pods[] | select(.podRef.uid == $uid) | .containers[0].memory.workingSetBytes > 33554432' >/dev/null; }
+	wait_for -t 60 has_pod
+	summary=$(scrape /stats/summary)
+	jq -e '.node.nodeName == "e2e-node" and .node.cpu.usageCoreNanoSeconds > 0 and .node.memory.workingSetBytes > 0 and .node.fs.capacityBytes > 0' <<<"$summary"
+	jq -e --arg uid "$uid" '.pods[] | select(.podRef.uid == $uid) | .podRef.name == "held-e2e-node" and .podRef.namespace == "default" and .containers[0].name == "main" and .cpu.usageCoreNanoSeconds > 0' <<<"$summary"
+	ws=$(jq -r --arg uid "$uid" '.pods[] | select(.podRef.uid == $uid) | .memory.workingSetBytes' <<<"$summary")
+	cg=$(cgroup_working_set "$uid")
+	local d=/sys/fs/cgroup/memory/ckubelet-e2e/kubepods/besteffort/pod$uid
+	echo "summary pod working set $ws, cgroup $cg: usage $(cat "$d/memory.usage_in_bytes"), $(grep -E '^(total_inactive_file|total_rss|total_cache) ' "$d/memory.stat" | xargs), use_hierarchy $(cat "$d/memory.use_hierarchy"), children: $(ls "$d" | grep -c '^[0-9a-f]\{64\}$')"
+	scrape /stats/summary | jq -c --arg uid "$uid" '.pods[] | select(.podRef.uid == $uid) | {memory, containers: [.containers[] | {name, memory}]}' 
+	within_10pct "$ws" "$cg"
+	# only_cpu_and_memory: no fs, no network
+	run scrape '/stats/summary?only_cpu_and_memory=true'
+	[ "$status" -eq 0 ]
+	jq -e '.node.fs == null and .node.memory.workingSetBytes > 0' <<<"$output"
+	# /metrics/resource: what metrics-server scrapes, parsed by Prometheus' parser
+	local v
+	v=$(sample /metrics/resource container_memory_working_set_bytes container=main pod=held-e2e-node namespace=default)
+	echo "resource container working set $v, cgroup $cg"
+	within_10pct "$v" "$cg"
+	(($(sample /metrics/resource node_cpu_usage_seconds_total | cut -d. -f1) >= 0))
+	v=$(sample /metrics/resource pod_memory_working_set_bytes pod=held-e2e-node namespace=default)
+	within_10pct "$v" "$cg"
+	scrape /metrics/resource | grep -q '^container_cpu_usage_seconds_total{container="main",namespace="default",pod="held-e2e-node"} [0-9.e+-]* [0-9]\{13\}$'
+}
