@@ -46,6 +46,7 @@ struct kubelet_server {
         struct server_auth *auth;
         struct stats_provider *stats;      /* /stats/summary, /metrics/resource */
         struct metrics_registry *resource; /* /metrics/resource's registry */
+        struct metrics_registry *cadvisor; /* /metrics/cadvisor's registry */
         struct httpd *secure, *readonly, *healthz;
         atomic_bool stopping;
 };
@@ -475,6 +476,15 @@ static void serve_metrics_resource(struct kubelet_server *srv, const struct http
         respond_metrics(c, srv->resource);
 }
 
+/* /metrics/cadvisor: the container_* and machine_* series of cAdvisor's
+ * collector, from the same snapshot. */
+static void serve_metrics_cadvisor(struct kubelet_server *srv, const struct httpd_request *req,
+                                   struct httpd_conn *c, char *const *params)
+{
+        (void)req, (void)params;
+        respond_metrics(c, srv->cadvisor);
+}
+
 /* upstream's stats handler: only_cpu_and_memory=true, given once */
 static bool only_cpu_and_memory(const char *query)
 {
@@ -893,6 +903,7 @@ static const struct router_route routes[] = {
     ROUTE(NULL, "/metrics", serve_metrics, ROUTE_READONLY),
     ROUTE(NULL, "/metrics/probes", serve_metrics_probes, ROUTE_READONLY),
     ROUTE(NULL, "/metrics/resource", serve_metrics_resource, ROUTE_READONLY),
+    ROUTE(NULL, "/metrics/cadvisor", serve_metrics_cadvisor, ROUTE_READONLY),
     ROUTE("GET", "/stats/summary", serve_stats_summary, ROUTE_READONLY),
     ROUTE("POST", "/stats/summary", serve_stats_summary, ROUTE_READONLY),
     ROUTE("GET", "/containerLogs/{podNamespace}/{podID}/{containerName}", serve_logs, ROUTE_DEBUG),
@@ -1074,6 +1085,11 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
                 ck_error_wrap(err, "resource metrics");
                 goto fail;
         }
+        srv->cadvisor = metrics_registry_new();
+        if (stats_register_cadvisor_metrics(srv->cadvisor, srv->stats, err) < 0) {
+                ck_error_wrap(err, "cadvisor metrics");
+                goto fail;
+        }
         int port = port_of(o->port, cfg->port, cfg->enable_server);
         int ro_port = port_of(o->read_only_port, cfg->read_only_port, cfg->read_only_port > 0);
         int hz_port = port_of(o->healthz_port, cfg->healthz_port, cfg->healthz_port > 0);
@@ -1171,6 +1187,7 @@ void kubelet_server_stop(struct kubelet_server *s)
         httpd_stop(s->healthz);
         /* no handler runs any more: the registry's collectors use the provider */
         metrics_registry_free(s->resource);
+        metrics_registry_free(s->cadvisor);
         stats_provider_free(s->stats);
         server_auth_free(s->auth);
         free(s);

@@ -7,8 +7,8 @@
  *   authorized as upstream, server/auth.h):
  *     GET  /healthz, /healthz/ping, /healthz/log     "ok"
  *     GET  /pods                                     the v1 PodList of the node
- *     GET  /metrics, /metrics/probes, /metrics/resource  Prometheus text (src/metrics,
- *                                                    src/stats)
+ *     GET  /metrics, /metrics/probes, /metrics/resource, /metrics/cadvisor
+ *                                                    Prometheus text (src/metrics, src/stats)
  *     GET/POST /stats/summary[?only_cpu_and_memory=true]  the Summary API
  *     GET  /containerLogs/{namespace}/{pod}/{container}
  *          ?follow&previous&timestamps&tailLines&limitBytes&sinceSeconds&sinceTime&stream
@@ -30,7 +30,6 @@
  *
  * The apiserver reaches the secure port for `kubectl logs`, `exec`, `cp`,
  * `attach` and `port-forward` with its kubelet client certificate.
- * /metrics/cadvisor is not served yet (404).
  */
 #ifndef CK_KUBELET_KUBELET_SERVER_H
 #define CK_KUBELET_KUBELET_SERVER_H

@@ -91,6 +91,30 @@ bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const
         cleanup_free char *cpu_stat = NULL, *cpuacct = NULL, *mstat = NULL, *musage = NULL;
         cleanup_free char *mlimit = NULL, *susage = NULL, *slimit = NULL, *meminfo = NULL;
         cleanup_free char *cpu_psi = NULL, *mem_psi = NULL, *io_psi = NULL;
+        /* the extras /metrics/cadvisor shows */
+        cleanup_free char *cpuacct_stat = NULL, *cpu_max = NULL, *cpu_weight = NULL;
+        cleanup_free char *cpu_shares = NULL, *cfs_period = NULL, *cfs_quota = NULL;
+        cleanup_free char *mfailcnt = NULL, *mpeak = NULL, *mmin = NULL, *mevents = NULL;
+        cleanup_free char *pids_current = NULL, *pids_max = NULL;
+        cleanup_free char *pids_dir = dir_of(fs, "pids", name);
+        if (fs->v2) {
+                cpu_max = read_in(mem_dir, "cpu.max");
+                cpu_weight = read_in(mem_dir, "cpu.weight");
+                mpeak = read_in(mem_dir, "memory.peak");
+                mmin = read_in(mem_dir, "memory.min");
+                mevents = read_in(mem_dir, "memory.events");
+        } else {
+                cleanup_free char *cfs_dir = dir_of(fs, "cpu", name);
+                cpuacct_stat = read_in(cpu_dir, "cpuacct.stat");
+                cpu_shares = read_in(cfs_dir, "cpu.shares");
+                cfs_period = read_in(cfs_dir, "cpu.cfs_period_us");
+                cfs_quota = read_in(cfs_dir, "cpu.cfs_quota_us");
+                mfailcnt = read_in(mem_dir, "memory.failcnt");
+                mpeak = read_in(mem_dir, "memory.max_usage_in_bytes");
+                mmin = read_in(mem_dir, "memory.soft_limit_in_bytes");
+        }
+        pids_current = read_in(pids_dir, "pids.current");
+        pids_max = read_in(pids_dir, "pids.max");
         if (fs->v2) {
                 cpu_stat = read_in(mem_dir, "cpu.stat");
                 mstat = read_in(mem_dir, "memory.stat");
@@ -122,9 +146,24 @@ bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const
             .memory_pressure = mem_psi,
             .io_pressure = io_psi,
             .meminfo = meminfo,
+            .cpuacct_stat = cpuacct_stat,
+            .cpu_max = cpu_max,
+            .cpu_weight = cpu_weight,
+            .cpu_shares = cpu_shares,
+            .cfs_period = cfs_period,
+            .cfs_quota = cfs_quota,
+            .memory_failcnt = mfailcnt,
+            .memory_peak = mpeak,
+            .memory_min = mmin,
+            .memory_events = mevents,
+            .pids_current = pids_current,
+            .pids_max = pids_max,
         };
         stats__cgroup_sample_parse(fs->v2, root, &f, out);
-        return out->has_cpu || out->has_memory;
+        if (!out->has_cpu && !out->has_memory)
+                return false;
+        out->processes = (uint64_t)stats__cgroup_procs(fs, name, false, NULL);
+        return true;
 }
 
 static int64_t mtime_ns(const char *path)

@@ -359,6 +359,10 @@ int stats__parse_net_dev(const char *text, struct stats_iface **ifaces, size_t *
                     .rx_errors = stats_u64_of(vals[2]),
                     .tx_bytes = stats_u64_of(vals[8]),
                     .tx_errors = stats_u64_of(vals[10]),
+                    .rx_packets = stats_u64_of(vals[1]),
+                    .rx_dropped = stats_u64_of(vals[3]),
+                    .tx_packets = stats_u64_of(vals[9]),
+                    .tx_dropped = stats_u64_of(vals[11]),
                 };
                 cnt++;
         }
@@ -457,6 +461,92 @@ static uint64_t stat_or_zero(const char *text, const char *key)
         return v;
 }
 
+/* cAdvisor's readUInt64: "max" is UINT64_MAX, anything unreadable 0. */
+static uint64_t uint_or_zero(const char *text)
+{
+        uint64_t v = 0;
+        return text && stats__parse_uint(text, &v) ? v : 0;
+}
+
+/* cAdvisor's convertCPUWeightToCPULimit (0 when out of range). */
+static uint64_t shares_of_weight(uint64_t w)
+{
+        return w >= 1 && w <= 10000 ? 2 + ((w - 1) * 262142) / 9999 : 0;
+}
+
+/* cAdvisor's parseUint64String of one cpu.max field. */
+static uint64_t cpu_max_field(const char *s, size_t len)
+{
+        if (len == 3 && memcmp(s, "max", 3) == 0)
+                return UINT64_MAX;
+        uint64_t v = 0;
+        size_t end;
+        return parse_u64_at(s, len, &v, &end) && end == len ? v : 0;
+}
+
+/* The readings only /metrics/cadvisor shows (see stats_internal.h). */
+static void extras_parse(bool v2, const struct stats_cgroup_files *f,
+                         struct stats_cgroup_sample *out)
+{
+        const char *ms = f->memory_stat;
+        uint64_t v;
+        if (v2) {
+                out->cpu_user_ns = stat_or_zero(f->cpu_stat, "user_usec") * 1000;
+                out->cpu_system_ns = stat_or_zero(f->cpu_stat, "system_usec") * 1000;
+                out->cfs_periods = stat_or_zero(f->cpu_stat, "nr_periods");
+                out->cfs_throttled_periods = stat_or_zero(f->cpu_stat, "nr_throttled");
+                out->cfs_throttled_ns = stat_or_zero(f->cpu_stat, "throttled_usec") * 1000;
+                out->cache = stat_or_zero(ms, "file");
+                out->mapped_file = stat_or_zero(ms, "file_mapped");
+                out->active_file = stat_or_zero(ms, "active_file");
+                out->inactive_file = stat_or_zero(ms, "inactive_file");
+                out->oom_kills = stat_or_zero(f->memory_events, "oom_kill");
+                /* cgroup v2: the cpu controller's files are always there */
+                out->has_cpu_spec = true;
+                out->spec_cpu_shares = shares_of_weight(uint_or_zero(f->cpu_weight));
+                if (f->cpu_max) {
+                        /* "quota period": "max 100000" */
+                        const char *sp = strchr(f->cpu_max, ' ');
+                        if (sp) {
+                                uint64_t quota =
+                                    cpu_max_field(f->cpu_max, (size_t)(sp - f->cpu_max));
+                                if (quota != UINT64_MAX)
+                                        out->spec_cpu_quota = quota;
+                                out->spec_cpu_period = cpu_max_field(sp + 1, strcspn(sp + 1, "\n"));
+                        }
+                }
+                out->has_memory_spec = f->memory_limit != NULL;
+        } else {
+                /* USER_HZ is 100 wherever cpuacct.stat is (runc's clock ticks) */
+                out->cpu_user_ns = stat_or_zero(f->cpuacct_stat, "user") * 10000000;
+                out->cpu_system_ns = stat_or_zero(f->cpuacct_stat, "system") * 10000000;
+                out->cache = stat_or_zero(ms, "total_cache");
+                out->mapped_file = stat_or_zero(ms, "total_mapped_file");
+                out->active_file = stat_or_zero(ms, "total_active_file");
+                out->inactive_file = stat_or_zero(ms, "total_inactive_file");
+                out->failcnt = uint_or_zero(f->memory_failcnt);
+                out->has_cpu_spec = f->cpu_shares != NULL;
+                out->spec_cpu_shares = uint_or_zero(f->cpu_shares);
+                out->spec_cpu_period = uint_or_zero(f->cfs_period);
+                /* "-1": no quota */
+                if (f->cfs_quota && stats__parse_uint(f->cfs_quota, &v))
+                        out->spec_cpu_quota = v;
+                out->has_memory_spec = f->memory_usage != NULL;
+        }
+        out->max_usage = uint_or_zero(f->memory_peak);
+        if (out->max_usage == UINT64_MAX)
+                out->max_usage = 0;
+        if (out->has_memory_spec) {
+                out->spec_memory_limit = uint_or_zero(f->memory_limit);
+                out->spec_swap_limit = uint_or_zero(f->swap_limit);
+                out->spec_memory_reservation = uint_or_zero(f->memory_min);
+        }
+        out->threads = uint_or_zero(f->pids_current);
+        out->threads_max = uint_or_zero(f->pids_max);
+        if (out->threads_max == UINT64_MAX)
+                out->threads_max = 0;
+}
+
 void stats__cgroup_sample_parse(bool v2, bool root, const struct stats_cgroup_files *f,
                                 struct stats_cgroup_sample *out)
 {
@@ -535,6 +625,7 @@ void stats__cgroup_sample_parse(bool v2, bool root, const struct stats_cgroup_fi
                         }
                 }
         }
+        extras_parse(v2, f, out);
         if (v2) {
                 if (f->cpu_pressure)
                         stats__parse_psi(f->cpu_pressure, &out->cpu_psi);

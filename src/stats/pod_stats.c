@@ -163,6 +163,28 @@ static bool memory_complete(const struct stats_memory *m)
                m->major_page_faults.ok && m->available.ok && m->psi.ok;
 }
 
+/* cAdvisor's reading of a cgroup (/metrics/cadvisor), at the refresh's time. */
+static void view_read(struct stats_refresh *r, const char *name, struct stats_cgroup_view *out)
+{
+        memset(out, 0, sizeof(*out));
+        if (name == NULL || !stats__cgroup_read(&r->p->cgroupfs, name, r->p->proc_root, &out->s))
+                return;
+        out->name = xstrdup(name);
+        out->time_ns = r->now_ns;
+}
+
+/* The image cAdvisor labels a container with: what the pod spec named
+ * (containerd's image name upstream), else the image the kubelet asked for. */
+static const char *image_of(const Runtime__V1__Container *ctr)
+{
+        const Runtime__V1__ImageSpec *im = ctr->image;
+        if (im == NULL)
+                return "";
+        if (im->user_specified_image && *im->user_specified_image)
+                return im->user_specified_image;
+        return str_or_empty(im->image);
+}
+
 /* ---- Containers -------------------------------------------------------------- */
 
 /* upstream makeContainerStats, with the container's cgroup for what the
@@ -180,6 +202,9 @@ static void build_container(struct stats_refresh *r, const struct stats_pod *pod
         cleanup_free char *cg_name =
             pod_cg && safe_component(id) ? xasprintf("%s/%s", pod_cg, id) : NULL;
         struct lazy_cgroup cg = {.name = cg_name};
+        out->id = xstrdup(id);
+        out->image = xstrdup(image_of(ctr));
+        view_read(r, cg_name, &out->cgroup);
         struct lazy_cgroup *c;
 
         if (cs->cpu) {
@@ -357,6 +382,12 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
         cleanup_free char *pod_cg = pod_cgroup(r->p, pod->uid);
         struct lazy_cgroup cg = {.name = pod_cg};
         struct lazy_cgroup *c;
+        pod->sandbox_id = xstrdup(str_or_empty(b->sandbox->id));
+        view_read(r, pod_cg, &pod->cgroup);
+        if (pod_cg && safe_component(pod->sandbox_id)) {
+                cleanup_free char *sb_cg = xasprintf("%s/%s", pod_cg, pod->sandbox_id);
+                view_read(r, sb_cg, &pod->sandbox_cgroup);
+        }
 
         pod->containers = xcalloc(b->n_cs + 1, sizeof(*pod->containers));
         for (size_t i = 0; i < b->n_cs; i++)
@@ -406,6 +437,10 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
                 pod->network.ifaces = xcalloc(nu->n_interfaces + 1, sizeof(*pod->network.ifaces));
                 for (size_t i = 0; i < nu->n_interfaces; i++)
                         iface_of(&pod->network.ifaces[pod->network.n_ifaces++], nu->interfaces[i]);
+                /* cAdvisor reads the sandbox's /proc/<pid>/net/dev (packets,
+                 * drops: the CRI has neither) */
+                if (pod_cg)
+                        network_from_procs(r, pod_cg, &pod->proc_network);
         } else if (pod_cg) {
                 network_from_procs(r, pod_cg, &pod->network);
         }

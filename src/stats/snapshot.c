@@ -33,9 +33,18 @@ void stats__network_clear(struct stats_network *n)
         memset(n, 0, sizeof(*n));
 }
 
+void stats__cgroup_view_clear(struct stats_cgroup_view *v)
+{
+        free(v->name);
+        memset(v, 0, sizeof(*v));
+}
+
 void stats__container_clear(struct stats_container *c)
 {
         free(c->name);
+        free(c->id);
+        free(c->image);
+        stats__cgroup_view_clear(&c->cgroup);
         memset(c, 0, sizeof(*c));
 }
 
@@ -51,6 +60,10 @@ void stats__pod_clear(struct stats_pod *p)
                 free(p->volumes[i].name);
         free(p->volumes);
         stats__network_clear(&p->network);
+        free(p->sandbox_id);
+        stats__cgroup_view_clear(&p->cgroup);
+        stats__cgroup_view_clear(&p->sandbox_cgroup);
+        stats__network_clear(&p->proc_network);
         memset(p, 0, sizeof(*p));
 }
 

@@ -157,4 +157,23 @@ int stats_register_resource_metrics(struct metrics_registry *r, struct stats_pro
 int stats_register_resource_metrics_hidden(struct metrics_registry *r, struct stats_provider *p,
                                            bool show_hidden, ck_error_t *err);
 
+/* Registers what upstream's kubelet serves on /metrics/cadvisor on r:
+ * cAdvisor's container collector (metrics.NewPrometheusCollector with the
+ * kubelet's includedMetrics and containerPrometheusLabelsFunc: labels
+ * container, id, image, name, namespace, pod) for the root cgroup "/", the
+ * pods' cgroups, their sandboxes' and their containers' (container_cpu_*,
+ * container_memory_*, container_network_*, container_processes,
+ * container_threads*, container_oom_events_total, container_pressure_*,
+ * container_start_time_seconds, container_last_seen, container_spec_*,
+ * container_scrape_error) and its machine collector (machine_cpu_cores,
+ * machine_cpu_physical_cores, machine_cpu_sockets, machine_memory_bytes,
+ * machine_swap_bytes, machine_nvm_*, machine_scrape_error), with cAdvisor's
+ * HELP texts, types and sample timestamps.  Container values come from the
+ * cached snapshot at render time (a render may run a refresh); the machine
+ * facts are read now.  p must outlive r (free the registry first).  Errors:
+ * a name already registered on r (the families before it stay
+ * registered). */
+int stats_register_cadvisor_metrics(struct metrics_registry *r, struct stats_provider *p,
+                                    ck_error_t *err);
+
 #endif

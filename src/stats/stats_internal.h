@@ -47,6 +47,59 @@ struct stats_psi {
         struct stats_psi_data full, some;
 };
 
+/* One cgroup's readings, as runc's cgroup managers and cAdvisor's
+ * libcontainer handler turn the files into ContainerStats. */
+struct stats_cgroup_sample {
+        bool has_cpu;
+        uint64_t cpu_usage_ns; /* v2 usage_usec * 1000; v1 cpuacct.usage */
+        bool has_memory;
+        uint64_t usage, working_set, rss, page_faults, major_page_faults;
+        bool has_limit; /* a memory limit below 2^62 (isMemoryUnlimited) */
+        uint64_t limit;
+        bool has_swap;
+        uint64_t swap_usage;
+        bool has_swap_limit;
+        uint64_t swap_limit;
+        struct stats_psi cpu_psi, memory_psi, io_psi;
+
+        /* What else cAdvisor's libcontainer handler reports
+         * (/metrics/cadvisor), 0 when its file is absent, as cAdvisor's.
+         * CPU: v2 cpu.stat user_usec / system_usec, v1 cpuacct.stat
+         * (USER_HZ ticks); CFS: v2 cpu.stat nr_periods / nr_throttled /
+         * throttled_usec (v1: not read). */
+        uint64_t cpu_user_ns, cpu_system_ns;
+        uint64_t cfs_periods, cfs_throttled_periods, cfs_throttled_ns;
+        /* memory.stat: v2 file / file_mapped / active_file / inactive_file,
+         * v1 total_cache / total_mapped_file / total_active_file /
+         * total_inactive_file; failcnt: v1 memory.failcnt (v2: 0, as
+         * runc); max_usage: v2 memory.peak, v1 memory.max_usage_in_bytes;
+         * oom_kills: v2 memory.events oom_kill. */
+        uint64_t cache, mapped_file, active_file, inactive_file;
+        uint64_t failcnt, max_usage, oom_kills;
+        /* ContainerSpec (common.GetSpec): cpu when the cgroup has the cpu
+         * controller (v2: always), shares from v2 cpu.weight (cAdvisor's
+         * convertCPUWeightToCPULimit) or v1 cpu.shares, period and quota
+         * from v2 cpu.max or v1 cpu.cfs_period_us / cpu.cfs_quota_us (no
+         * quota: 0); memory (v2: memory.max exists) limit, swap limit and
+         * reservation (v2 memory.min, v1 memory.soft_limit_in_bytes) as
+         * read ("max": UINT64_MAX). */
+        bool has_cpu_spec;
+        uint64_t spec_cpu_shares, spec_cpu_period, spec_cpu_quota;
+        bool has_memory_spec;
+        uint64_t spec_memory_limit, spec_swap_limit, spec_memory_reservation;
+        /* processes: the cgroup's own (cgroup.procs), threads pids.current,
+         * threads_max pids.max (max: 0) */
+        uint64_t processes, threads, threads_max;
+};
+
+/* A container's or pod's cgroup as cAdvisor sees it (/metrics/cadvisor):
+ * name NULL when it was not found or had no readings. */
+struct stats_cgroup_view {
+        char *name;      /* "/kubepods/burstable/pod<uid>[/<id>]": cAdvisor's id label */
+        int64_t time_ns; /* when it was read: the samples' timestamp */
+        struct stats_cgroup_sample s;
+};
+
 /* Every struct's ok says whether upstream's pointer is set; time_ns is
  * metav1.Time (0: the zero time, JSON null). */
 struct stats_cpu {
@@ -84,6 +137,8 @@ struct stats_fs {
 struct stats_iface {
         char *name; /* NULL: "" */
         struct stats_u64 rx_bytes, rx_errors, tx_bytes, tx_errors;
+        /* /proc/<pid>/net/dev only (the CRI has none): cAdvisor's */
+        struct stats_u64 rx_packets, rx_dropped, tx_packets, tx_dropped;
 };
 
 struct stats_network {
@@ -105,6 +160,11 @@ struct stats_rlimit {
 struct stats_container {
         char *name;
         int64_t start_ns;
+        /* pods' containers only (NULL for system containers): the runtime's
+         * ID, its image (ImageSpec user_specified_image, else image) and
+         * its cgroup */
+        char *id, *image;
+        struct stats_cgroup_view cgroup;
         struct stats_cpu cpu;
         struct stats_memory memory;
         struct stats_io io;
@@ -133,6 +193,13 @@ struct stats_pod {
         bool has_process_stats; /* process_stats is set (its count may not be) */
         struct stats_u64 process_count;
         struct stats_swap swap;
+        /* /metrics/cadvisor: the pod's cgroup, its sandbox's (the pause
+         * container: <pod cgroup>/<sandbox id>) and the network cAdvisor
+         * reads for the sandbox (/proc/<pid>/net/dev of one of the pod's
+         * processes; ok false when it could not be read) */
+        char *sandbox_id;
+        struct stats_cgroup_view cgroup, sandbox_cgroup;
+        struct stats_network proc_network;
 };
 
 struct stats_node {
@@ -168,6 +235,7 @@ void stats__snapshot_unref(struct stats_snapshot *s);
 void stats__container_clear(struct stats_container *c);
 void stats__pod_clear(struct stats_pod *p);
 void stats__network_clear(struct stats_network *n);
+void stats__cgroup_view_clear(struct stats_cgroup_view *v);
 
 /* ---- Renderers (summary.c, resource_metrics.c) ---------------------------- */
 
@@ -175,6 +243,24 @@ void stats__network_clear(struct stats_network *n);
 json_t *stats__summary_of(const struct stats_snapshot *s, bool only_cpu_and_memory);
 /* metav1.Time's JSON: RFC 3339 in UTC, seconds; null for the zero time. */
 json_t *stats__time_json(int64_t ns);
+
+/* /metrics/cadvisor (cadvisor_metrics.c): cAdvisor's MachineInfo as its
+ * machine collector shows it. */
+struct stats_cadvisor_machine {
+        struct stats_machine_info info;
+        /* GetPhysicalCores / GetSockets: the distinct "core id" / "physical
+         * id" lines of /proc/cpuinfo, else the distinct topology values of
+         * <sys>/devices/system/cpu/cpu<N> */
+        int64_t physical_cores, sockets;
+        int64_t time_ns; /* MachineInfo.Timestamp: when it was read */
+};
+void stats__parse_cpuinfo_counts(const char *text, int64_t *physical_cores, int64_t *sockets);
+void stats__cadvisor_machine_read(const char *proc_root, const char *sys_root, const char *etc_root,
+                                  const char *var_lib_root, int64_t now_ns,
+                                  struct stats_cadvisor_machine *out);
+/* stats_register_cadvisor_metrics with the machine facts given (copied). */
+int stats__register_cadvisor_metrics(struct metrics_registry *r, struct stats_provider *p,
+                                     const struct stats_cadvisor_machine *m, ck_error_t *err);
 
 /* ---- Pure parsers (parse.c): file contents in, values out ----------------- */
 
@@ -241,22 +327,18 @@ struct stats_cgroup_files {
         const char *memory_pressure;
         const char *io_pressure;
         const char *meminfo; /* the root cgroup: /proc/meminfo, see below */
-};
-
-/* One cgroup's readings, as runc's cgroup managers and cAdvisor's
- * libcontainer handler turn the files into ContainerStats. */
-struct stats_cgroup_sample {
-        bool has_cpu;
-        uint64_t cpu_usage_ns; /* v2 usage_usec * 1000; v1 cpuacct.usage */
-        bool has_memory;
-        uint64_t usage, working_set, rss, page_faults, major_page_faults;
-        bool has_limit; /* a memory limit below 2^62 (isMemoryUnlimited) */
-        uint64_t limit;
-        bool has_swap;
-        uint64_t swap_usage;
-        bool has_swap_limit;
-        uint64_t swap_limit;
-        struct stats_psi cpu_psi, memory_psi, io_psi;
+        /* the extras (see struct stats_cgroup_sample) */
+        const char *cpuacct_stat;   /* v1 */
+        const char *cpu_max;        /* v2 */
+        const char *cpu_weight;     /* v2 */
+        const char *cpu_shares;     /* v1 */
+        const char *cfs_period;     /* v1 cpu.cfs_period_us */
+        const char *cfs_quota;      /* v1 cpu.cfs_quota_us */
+        const char *memory_failcnt; /* v1 */
+        const char *memory_peak;    /* v2 memory.peak; v1 memory.max_usage_in_bytes */
+        const char *memory_min;     /* v2 memory.min; v1 memory.soft_limit_in_bytes */
+        const char *memory_events;  /* v2 */
+        const char *pids_current, *pids_max;
 };
 
 /* Turns the files of a cgroup into a sample.  root: the root cgroup, whose

@@ -1512,6 +1512,36 @@ static void test_resource_metrics_from_runtime(void **state)
                         fail_msg("missing line %s in:\n%s", lines[i], text);
 }
 
+/* What a refresh keeps for /metrics/cadvisor: the cgroups read (those with
+ * readings), the runtime's IDs, the sandbox. */
+static void test_cadvisor_views(void **state)
+{
+        struct fixture *f = *state;
+        struct stats_snapshot *s = stats__get(f->p);
+        assert_null(s->pods_error);
+        const struct stats_pod *web = NULL;
+        for (size_t i = 0; i < s->n_pods; i++)
+                if (strcmp(s->pods[i].name, "web") == 0)
+                        web = &s->pods[i];
+        assert_non_null(web);
+        assert_string_equal(web->cgroup.name, "/kubepods/burstable/poduid-a");
+        assert_int_equal(web->cgroup.time_ns, T0);
+        assert_int_equal(web->cgroup.s.cpu_usage_ns, 7 * SEC);
+        assert_string_equal(web->sandbox_id, "sb-a");
+        assert_null(web->sandbox_cgroup.name); /* no <pod>/sb-a cgroup */
+        assert_int_equal(web->n_containers, 2);
+        const struct stats_container *app = &web->containers[0], *sidecar = &web->containers[1];
+        assert_string_equal(app->id, "c-a1");
+        assert_null(app->cgroup.name); /* c-a1 has no readings */
+        assert_string_equal(sidecar->id, "c-a2");
+        assert_string_equal(sidecar->cgroup.name, "/kubepods/burstable/poduid-a/c-a2");
+        assert_int_equal(sidecar->cgroup.s.usage, 2048);
+        assert_int_equal(sidecar->cgroup.s.cache, 548);
+        assert_int_equal(sidecar->cgroup.s.processes, 1);
+        assert_string_equal(sidecar->image, "");
+        stats__snapshot_unref(s);
+}
+
 static void test_provider_options(void **state)
 {
         (void)state;
@@ -1555,6 +1585,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_resource_metrics_text, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_error, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_from_runtime, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cadvisor_views, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
