@@ -276,6 +276,11 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_int_omitempty(kc, "kubeAPIBurst", cfg->kube_api_burst);
         put(kc, "serializeImagePulls", json_boolean(cfg->serialize_image_pulls));
         put(kc, "failSwapOn", json_boolean(cfg->fail_swap_on));
+        /* a string with omitempty, then three pointers (always set) */
+        put_string_omitempty(kc, "containerLogMaxSize", cfg->container_log_max_size);
+        put(kc, "containerLogMaxFiles", json_integer(cfg->container_log_max_files));
+        put(kc, "containerLogMaxWorkers", json_integer(cfg->container_log_max_workers));
+        put_duration(kc, "containerLogMonitorInterval", cfg->container_log_monitor_interval_ms);
         put_map_omitempty(kc, "systemReserved", &cfg->system_reserved);
         put_map_omitempty(kc, "kubeReserved", &cfg->kube_reserved);
         /* LoggingConfiguration: verbosity (no omitempty) is the only member

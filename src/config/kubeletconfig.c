@@ -175,6 +175,10 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
+        cfg->container_log_max_size = xstrdup(KCFG_DEFAULT_CONTAINER_LOG_MAX_SIZE);
+        cfg->container_log_max_files = KCFG_DEFAULT_CONTAINER_LOG_MAX_FILES;
+        cfg->container_log_max_workers = KCFG_DEFAULT_CONTAINER_LOG_MAX_WORKERS;
+        cfg->container_log_monitor_interval_ms = KCFG_DEFAULT_CONTAINER_LOG_MONITOR_INTERVAL_MS;
         cfg->cert_dir = xstrdup(KCFG_DEFAULT_CERT_DIR);
         cfg->enable_server = true;
         /* the command line's legacy defaults (applyLegacyDefaults) */
@@ -213,6 +217,7 @@ static const size_t owned_strings[] = {
     STR(client_ca_file),
     STR(tls_min_version),
     STR(authorization_mode),
+    STR(container_log_max_size),
 };
 #undef STR
 

@@ -65,6 +65,11 @@ struct kubelet_config {
         struct kv_list system_reserved; /* --system-reserved / systemReserved: cpu=, memory= */
         struct kv_list kube_reserved;   /* --kube-reserved / kubeReserved */
         bool fail_swap_on;              /* --fail-swap-on / failSwapOn, true */
+        /* container log rotation (src/logs/container_log_manager.h) */
+        char *container_log_max_size;              /* --container-log-max-size, "10Mi" */
+        int32_t container_log_max_files;           /* --container-log-max-files, 5 */
+        int32_t container_log_max_workers;         /* containerLogMaxWorkers, 1 */
+        int64_t container_log_monitor_interval_ms; /* containerLogMonitorInterval, 10s */
 
         /* The secure port.  The authentication/authorization defaults are the
          * command line's (anonymous, no webhook, AlwaysAllow); a --config
@@ -119,9 +124,11 @@ int kubelet_config_load_buffer(struct kubelet_config *cfg, const char *name, con
 
 /* Validates cfg as upstream's ValidateKubeletConfiguration does for the
  * fields ckubelet has (ports, maxPods, kubeAPIQPS/Burst, podLogsDir,
- * nodeLeaseDurationSeconds, ...) plus cgroupDriver, positive periods,
- * reserved resource names and --node-labels (ValidateKubeletFlags).
- * kubelet_flags_parse calls it. */
+ * nodeLeaseDurationSeconds, containerLogMaxFiles/MaxWorkers/MonitorInterval,
+ * ...) plus cgroupDriver, positive periods, reserved resource names and
+ * --node-labels (ValidateKubeletFlags).  containerLogMaxSize must parse as
+ * upstream's container log manager parses it (upstream finds out when it
+ * creates the kubelet, here at validation).  kubelet_flags_parse calls it. */
 int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err);
 
 /* Parses a Go duration ("20s", "1m30s", "500ms", "1h2m3.5s", "-2h"; units

@@ -93,6 +93,13 @@ static const struct field_def fields[] = {
     F("kubeAPIBurst", FT_INT32, kube_api_burst, NULL, KCFG_DEFAULT_KUBE_API_BURST),
     F("serializeImagePulls", FT_BOOL, serialize_image_pulls, NULL, 0),
     F("failSwapOn", FT_BOOL, fail_swap_on, NULL, 0),
+    /* containerLogMaxSize is a string ("" is defaulted); the other three are
+     * pointers upstream: an explicit zero stays and fails validation */
+    F("containerLogMaxSize", FT_STRING, container_log_max_size, KCFG_DEFAULT_CONTAINER_LOG_MAX_SIZE,
+      0),
+    F("containerLogMaxFiles", FT_INT32, container_log_max_files, NULL, 0),
+    F("containerLogMaxWorkers", FT_INT32, container_log_max_workers, NULL, 0),
+    F("containerLogMonitorInterval", FT_DURATION, container_log_monitor_interval_ms, NULL, 0),
     F("systemReserved", FT_MAP, system_reserved, NULL, 0),
     F("kubeReserved", FT_MAP, kube_reserved, NULL, 0),
     F("registerNode", FT_BOOL, register_node, NULL, 0),

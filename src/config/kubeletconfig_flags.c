@@ -91,6 +91,12 @@ static const struct flag_def flag_defs[] = {
      "Domain for this cluster; containers search it in addition to the host's domains"},
     {"config", 0, K_STRING, OFF(config_file), false,
      "Load the initial configuration from this KubeletConfiguration file; flags override it"},
+    {"container-log-max-files", 0, K_INT32, OFF(container_log_max_files), true,
+     "<Warning: Beta feature> Set the maximum number of container log files that can be "
+     "present for a container. The number must be >= 2."},
+    {"container-log-max-size", 0, K_STRING, OFF(container_log_max_size), true,
+     "<Warning: Beta feature> Set the maximum size (e.g. 10Mi) of container log file before it "
+     "is rotated."},
     {"container-runtime-endpoint", 0, K_STRING, OFF(container_runtime_endpoint), true,
      "The endpoint of the container runtime service, e.g. 'unix:///path/to/runtime.sock'"},
     {"enable-debugging-handlers", 0, K_BOOL, OFF(enable_debugging_handlers), true,

@@ -161,8 +161,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"cloud-provider", KCFG_IGN_STRING},
     {"config-dir", KCFG_IGN_STRING},
     {"container-hints", KCFG_IGN_STRING},
-    {"container-log-max-files", KCFG_IGN_INT32},
-    {"container-log-max-size", KCFG_IGN_STRING},
     {"containerd", KCFG_IGN_STRING},
     {"containerd-namespace", KCFG_IGN_STRING},
     {"contention-profiling", KCFG_IGN_BOOL},

@@ -13,6 +13,8 @@
  * pid (upstream checks that later, when it builds the container manager).
  */
 #include "config/kubeletconfig_internal.h"
+#include "logs/container_log_manager.h"
+#include "util/cleanup.h"
 #include "util/goduration.h"
 #include "util/xalloc.h"
 
@@ -363,6 +365,20 @@ static void check_server_auth(struct msgs *m, const struct kubelet_config *cfg)
                             "tlsPrivateKeyFile (--tls-private-key-file) must be set together");
 }
 
+/* Upstream parses containerLogMaxSize when it creates the kubelet
+ * (NewContainerLogManager), after the validation: its message is that one. */
+static int check_container_log_max_size(const char *size, ck_error_t *err)
+{
+        int64_t bytes = 0;
+        if (clm_parse_max_size(size ? size : "", &bytes, err) == 0)
+                return 0;
+        cleanup_free char *q = kcfg_quote(size ? size : "");
+        return ck_error_wrap(err,
+                             "failed to initialize container log manager: failed to parse "
+                             "container log max size %s",
+                             q);
+}
+
 int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
 {
         if (validate_node_labels(&cfg->node_labels, err) < 0)
@@ -405,6 +421,14 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
         if (cfg->container_runtime_endpoint == NULL || *cfg->container_runtime_endpoint == '\0')
                 msgs_add(&m, "invalid configuration: the containerRuntimeEndpoint was not "
                              "specified or empty");
+        if (cfg->container_log_max_workers < 1)
+                msgs_add(&m, "invalid configuration: containerLogMaxWorkers must be greater than "
+                             "or equal to 1");
+        if (cfg->container_log_monitor_interval_ms < 3000)
+                msgs_add(&m, "invalid configuration: containerLogMonitorInterval must be a "
+                             "positive time duration greater than or equal to 3s");
+        if (cfg->container_log_max_files <= 1)
+                msgs_add(&m, "invalid configuration: containerLogMaxFiles must be greater than 1");
         check_pod_logs_dir(&m, cfg->pod_logs_dir);
         check_server_auth(&m, cfg);
 
@@ -442,5 +466,7 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
                 free(j);
         }
         msgs_free(&m);
+        if (ret == 0)
+                ret = check_container_log_max_size(cfg->container_log_max_size, err);
         return ret;
 }

@@ -896,6 +896,18 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                 return -1;
         if (wait_for_runtime(kl, err) < 0)
                 return -1;
+        /* upstream: after the runtime is up, to reopen the logs it rotates */
+        kl->log_cri =
+            (struct clm_cri){cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms};
+        struct clm_options lo = {cfg->pod_logs_dir,
+                                 cfg->container_log_max_size,
+                                 cfg->container_log_max_files,
+                                 cfg->container_log_max_workers,
+                                 cfg->container_log_monitor_interval_ms,
+                                 clm_cri_runtime_template};
+        lo.runtime.ctx = &kl->log_cri;
+        if (clm_start(&lo, &kl->log_manager, err) < 0)
+                return ck_error_wrap(err, "failed to initialize container log manager");
         struct prober_options po = {
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
@@ -947,6 +959,8 @@ bool kubelet_free(struct kubelet *kl)
                 return true;
         file_source_stop(kl->files);
         api_source_stop(kl->api);
+        clm_stop(kl->log_manager);
+        kl->log_manager = NULL;
         /* The workers first: a sync in flight uses the prober, the runtime
          * manager, the status store... (freeing the prober before them was a
          * use after free when SIGTERM came during a kill). */

@@ -16,6 +16,7 @@
 #include "kubelet/status_manager.h"
 #include "kubelet/status_store.h"
 #include "kuberuntime/runtime.h"
+#include "logs/container_log_manager.h"
 #include "node/node.h"
 #include "pleg/pleg.h"
 #include "prober/prober.h"
@@ -87,6 +88,9 @@ struct kubelet {
         struct file_source *files;
         struct kubelet_server *server; /* the ports 10250, read-only, 10248 (healthz) */
         struct prober *prober;
+        /* container log rotation (NULL when disabled), its runtime settings */
+        struct clm *log_manager;
+        struct clm_cri log_cri;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 

@@ -10,6 +10,7 @@
 #include "kuberuntime/builders.h"
 #include "kuberuntime/compute.h"
 #include "kuberuntime/runtime_internal.h"
+#include "logs/container_log_manager.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -350,16 +351,17 @@ int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const s
 /* ---- removal ---- */
 
 /* unlinks a container's log file, only under the pod logs directory */
+/* upstream's removeContainerLog -> logManager.Clean: the log and every
+ * rotated file of it (clm_clean checks the path is under podLogsDir). */
 static void remove_log_file(const struct kuberuntime *rt, const char *path)
 {
         const char *base = rt->opts.pod_logs_dir;
-        size_t bl = base ? strlen(base) : 0;
-        if (path == NULL || bl == 0 || strncmp(path, base, bl) != 0 || path[bl] != '/' ||
-            strstr(path, "/../") != NULL || strstr(path, "/./") != NULL)
+        if (path == NULL || base == NULL || *base == '\0')
                 return;
-        if (unlink(path) < 0 && errno != ENOENT)
+        cleanup_error ck_error_t err = NULL;
+        if (clm_clean(base, path, &err) < 0)
                 LOG_WARN("Failed to remove container log", "path=\"%s\" err=\"%s\"", path,
-                         strerror(errno));
+                         ck_error_msg(err));
 }
 
 int kuberuntime__remove_container(struct kuberuntime *rt, struct cri_client *cri,

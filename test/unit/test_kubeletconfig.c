@@ -827,6 +827,13 @@ static void test_healthz_and_debugging_in_file(void **state)
         assert_string_equal(c.healthz_bind_address, "127.0.0.1"); /* upstream's defaulting */
         assert_true(c.enable_debug_flags_handler);
         assert_true(c.enable_debugging_handlers); /* absent: the default */
+        assert_int_equal(c.healthz_port, 10248);
+        kubelet_config_release(&c);
+        /* a *int32 upstream: an explicit 0 is kept and turns the server off */
+        static const char off[] = HDR "healthzPort: 0\n";
+        kubelet_config_defaults(&c);
+        assert_int_equal(kubelet_config_load_buffer(&c, "t.yaml", off, strlen(off), &err), 0);
+        assert_int_equal(c.healthz_port, 0);
         kubelet_config_release(&c);
 
         char *path = write_file("healthz.yaml", HDR STANDALONE_AUTH "healthzPort: 12248\n"
