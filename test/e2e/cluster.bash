@@ -261,3 +261,55 @@ bound_pod() {
 	    command: [sh, -c, '$cmd']
 	YAML
 }
+
+# ---------------------------------------------------------------------------
+# metrics-server (hack/local-cluster metrics-server): the metrics.k8s.io API
+# of kubectl top.
+
+# build_metrics_server: build metrics-server into the tools cache (nothing
+# when it is there), its progress as TAP comments on fd 3 when bats has it
+# open (setup_file): a cold build takes minutes, and test/run-e2e builds
+# only the control plane before bats.
+build_metrics_server() {
+	local status
+	if { true >&3; } 2>/dev/null; then
+		"$E2E_REPO/test/tools/build" "$E2E_REPO/test/tools/bin" metrics-server 2>&1 | sed -u 's/^/# /' >&3
+		status=${PIPESTATUS[0]}
+	else
+		"$E2E_REPO/test/tools/build" "$E2E_REPO/test/tools/bin" metrics-server >&2
+		status=$?
+	fi
+	return "$status"
+}
+
+# metrics_server_up: start metrics-server against the local cluster (call
+# cluster_up first; it listens on the local runtime's bridge, which exists
+# once a pod has run) and wait until its APIService is Available. Exports
+# METRICS_SERVER (https://<address>:<port>) and METRICS_SERVER_KUBECONFIG
+# (its service account's kubeconfig: a bearer token).
+metrics_server_up() {
+	local out
+	out=$(CK_CLUSTER_DIR=$CK_CLUSTER_DIR CK_NODE_NAME=$CLUSTER_NODE_NAME \
+		"$E2E_REPO/hack/local-cluster" metrics-server up 3>&-) || {
+		echo "metrics_server_up: hack/local-cluster metrics-server up failed" >&2
+		return 1
+	}
+	METRICS_SERVER=$(sed -n 's/^METRICS_SERVER=//p' <<<"$out" | tail -n 1)
+	METRICS_SERVER_KUBECONFIG=$CK_CLUSTER_DIR/metrics-server/kubeconfig
+	[[ -n $METRICS_SERVER && -f $METRICS_SERVER_KUBECONFIG ]] || {
+		echo "metrics_server_up: no METRICS_SERVER line or kubeconfig: $out" >&2
+		return 1
+	}
+	export METRICS_SERVER METRICS_SERVER_KUBECONFIG
+}
+
+# metrics_server_down: unregister and stop it, delete its objects.
+metrics_server_down() {
+	CK_CLUSTER_DIR=$CK_CLUSTER_DIR CK_NODE_NAME=$CLUSTER_NODE_NAME \
+		"$E2E_REPO/hack/local-cluster" metrics-server down 3>&-
+}
+
+# metrics_server_token: the bearer token metrics-server sends to the nodes.
+metrics_server_token() {
+	awk '$1 == "token:" { print $2; exit }' "$METRICS_SERVER_KUBECONFIG"
+}
