@@ -51,7 +51,8 @@ struct kubelet_server {
         atomic_bool stopping;
 };
 
-/* A route's handler: params are the pattern's {parameters} in order. */
+/* A route's handler: params are the pattern's {parameters} in order,
+ * NULL-terminated (one handler may serve patterns with and without {uid}). */
 typedef void (*route_fn)(struct kubelet_server *srv, const struct httpd_request *req,
                          struct httpd_conn *c, char *const *params);
 
@@ -667,6 +668,14 @@ static char *ready_sandbox(struct cri_client *cri, const char *uid, const char *
         return id;
 }
 
+static size_t count_params(char *const *params)
+{
+        size_t n = 0;
+        while (params[n] != NULL)
+                n++;
+        return n;
+}
+
 /* streaming.WriteError: the runtime's NotFound is a 404, the rest 500. */
 static void respond_stream_error(struct httpd_conn *c, const char *why, int code)
 {
@@ -677,9 +686,9 @@ enum stream_kind { STREAM_EXEC, STREAM_ATTACH };
 
 /* /exec and /attach: {podNamespace}/{podID}[/{uid}]/{containerName}. */
 static void serve_exec_attach(struct kubelet_server *srv, const struct httpd_request *req,
-                              struct httpd_conn *c, char *const *params, size_t n_params,
-                              enum stream_kind kind)
+                              struct httpd_conn *c, char *const *params, enum stream_kind kind)
 {
+        size_t n_params = count_params(params);
         const char *ns = params[0], *name = params[1];
         const char *uid = n_params == 4 ? params[2] : NULL;
         const char *container = params[n_params - 1];
@@ -731,34 +740,22 @@ static void serve_exec_attach(struct kubelet_server *srv, const struct httpd_req
 static void serve_exec(struct kubelet_server *srv, const struct httpd_request *req,
                        struct httpd_conn *c, char *const *params)
 {
-        serve_exec_attach(srv, req, c, params, 3, STREAM_EXEC);
-}
-
-static void serve_exec_uid(struct kubelet_server *srv, const struct httpd_request *req,
-                           struct httpd_conn *c, char *const *params)
-{
-        serve_exec_attach(srv, req, c, params, 4, STREAM_EXEC);
+        serve_exec_attach(srv, req, c, params, STREAM_EXEC);
 }
 
 static void serve_attach(struct kubelet_server *srv, const struct httpd_request *req,
                          struct httpd_conn *c, char *const *params)
 {
-        serve_exec_attach(srv, req, c, params, 3, STREAM_ATTACH);
-}
-
-static void serve_attach_uid(struct kubelet_server *srv, const struct httpd_request *req,
-                             struct httpd_conn *c, char *const *params)
-{
-        serve_exec_attach(srv, req, c, params, 4, STREAM_ATTACH);
+        serve_exec_attach(srv, req, c, params, STREAM_ATTACH);
 }
 
 /* /portForward/{podNamespace}/{podID}[/{uid}]: the ports travel in the
  * SPDY streams' headers, or (WebSocket) in "port" parameters. */
-static void serve_port_forward_n(struct kubelet_server *srv, const struct httpd_request *req,
-                                 struct httpd_conn *c, char *const *params, size_t n_params)
+static void serve_port_forward(struct kubelet_server *srv, const struct httpd_request *req,
+                               struct httpd_conn *c, char *const *params)
 {
         const char *ns = params[0], *name = params[1];
-        const char *uid = n_params == 3 ? params[2] : NULL;
+        const char *uid = count_params(params) == 3 ? params[2] : NULL;
         struct pod *pod = stream_pod(srv, c, ns, name);
         if (pod == NULL)
                 return;
@@ -800,23 +797,12 @@ out:
         pod_unref(pod);
 }
 
-static void serve_port_forward(struct kubelet_server *srv, const struct httpd_request *req,
-                               struct httpd_conn *c, char *const *params)
-{
-        serve_port_forward_n(srv, req, c, params, 2);
-}
-
-static void serve_port_forward_uid(struct kubelet_server *srv, const struct httpd_request *req,
-                                   struct httpd_conn *c, char *const *params)
-{
-        serve_port_forward_n(srv, req, c, params, 3);
-}
-
 /* /run/{podNamespace}/{podID}[/{uid}]/{containerName}?cmd=...: the
  * command's combined output (upstream's RunInContainer). */
-static void serve_run_n(struct kubelet_server *srv, const struct httpd_request *req,
-                        struct httpd_conn *c, char *const *params, size_t n_params)
+static void serve_run(struct kubelet_server *srv, const struct httpd_request *req,
+                      struct httpd_conn *c, char *const *params)
 {
+        size_t n_params = count_params(params);
         const char *ns = params[0], *name = params[1];
         const char *uid = n_params == 4 ? params[2] : NULL;
         const char *container = params[n_params - 1];
@@ -868,18 +854,6 @@ static void serve_run_n(struct kubelet_server *srv, const struct httpd_request *
         strv_free(argv);
 }
 
-static void serve_run(struct kubelet_server *srv, const struct httpd_request *req,
-                      struct httpd_conn *c, char *const *params)
-{
-        serve_run_n(srv, req, c, params, 3);
-}
-
-static void serve_run_uid(struct kubelet_server *srv, const struct httpd_request *req,
-                          struct httpd_conn *c, char *const *params)
-{
-        serve_run_n(srv, req, c, params, 4);
-}
-
 /* ---- routing ---------------------------------------------------------- */
 
 enum {
@@ -908,22 +882,20 @@ static const struct router_route routes[] = {
     ROUTE("POST", "/stats/summary", serve_stats_summary, ROUTE_READONLY),
     ROUTE("GET", "/containerLogs/{podNamespace}/{podID}/{containerName}", serve_logs, ROUTE_DEBUG),
     ROUTE("POST", "/run/{podNamespace}/{podID}/{containerName}", serve_run, ROUTE_DEBUG),
-    ROUTE("POST", "/run/{podNamespace}/{podID}/{uid}/{containerName}", serve_run_uid, ROUTE_DEBUG),
+    ROUTE("POST", "/run/{podNamespace}/{podID}/{uid}/{containerName}", serve_run, ROUTE_DEBUG),
     ROUTE("GET", "/exec/{podNamespace}/{podID}/{containerName}", serve_exec, ROUTE_DEBUG),
     ROUTE("POST", "/exec/{podNamespace}/{podID}/{containerName}", serve_exec, ROUTE_DEBUG),
-    ROUTE("GET", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec_uid, ROUTE_DEBUG),
-    ROUTE("POST", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec_uid,
-          ROUTE_DEBUG),
+    ROUTE("GET", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec, ROUTE_DEBUG),
+    ROUTE("POST", "/exec/{podNamespace}/{podID}/{uid}/{containerName}", serve_exec, ROUTE_DEBUG),
     ROUTE("GET", "/attach/{podNamespace}/{podID}/{containerName}", serve_attach, ROUTE_DEBUG),
     ROUTE("POST", "/attach/{podNamespace}/{podID}/{containerName}", serve_attach, ROUTE_DEBUG),
-    ROUTE("GET", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach_uid,
-          ROUTE_DEBUG),
-    ROUTE("POST", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach_uid,
+    ROUTE("GET", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach, ROUTE_DEBUG),
+    ROUTE("POST", "/attach/{podNamespace}/{podID}/{uid}/{containerName}", serve_attach,
           ROUTE_DEBUG),
     ROUTE("GET", "/portForward/{podNamespace}/{podID}", serve_port_forward, ROUTE_DEBUG),
     ROUTE("POST", "/portForward/{podNamespace}/{podID}", serve_port_forward, ROUTE_DEBUG),
-    ROUTE("GET", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
-    ROUTE("POST", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward_uid, ROUTE_DEBUG),
+    ROUTE("GET", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward, ROUTE_DEBUG),
+    ROUTE("POST", "/portForward/{podNamespace}/{podID}/{uid}", serve_port_forward, ROUTE_DEBUG),
     ROUTE(NULL, "/configz", serve_configz, ROUTE_DEBUG),
     ROUTE("GET", "/runningpods/", serve_running_pods, ROUTE_DEBUG),
     ROUTE(NULL, "/debug/flags/v", serve_flags_v, ROUTE_DEBUG | ROUTE_FLAGS),

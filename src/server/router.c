@@ -64,8 +64,10 @@ int router_match(const struct router_route *routes, size_t n, const char *method
 
 void router_match_release(struct router_match *m)
 {
-        for (size_t i = 0; i < m->n_params; i++)
+        for (size_t i = 0; i < m->n_params; i++) {
                 free(m->params[i]);
+                m->params[i] = NULL;
+        }
         m->n_params = 0;
 }
 

@@ -25,7 +25,7 @@ struct router_route {
 struct router_match {
         const struct router_route *route;
         size_t n_params;
-        char *params[ROUTER_MAX_PARAMS]; /* new strings, in pattern order */
+        char *params[ROUTER_MAX_PARAMS + 1]; /* new strings, in pattern order, NULL-terminated */
 };
 
 /* Matches path (decoded, clean) and method against routes[0..n).  Returns
