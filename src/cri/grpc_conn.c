@@ -16,6 +16,7 @@
  */
 #include "cri/grpc.h"
 #include "util/fsutil.h"
+#include "util/netutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -253,72 +254,12 @@ static int socket_connect(const char *path, int64_t deadline, ck_error_t *err)
         return ret;
 }
 
-/* One address of a TCP connect: non-blocking, waits for the handshake until
- * the deadline.  A file descriptor, or < 0 with errno set. */
-static int tcp_connect_addr(const struct addrinfo *ai, int64_t deadline)
-{
-        cleanup_close int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -1;
-        if (TEMP_FAILURE_RETRY_INT(connect(fd, ai->ai_addr, ai->ai_addrlen)) < 0) {
-                if (errno != EINPROGRESS)
-                        return -1;
-                for (;;) {
-                        int timeout = -1;
-                        if (deadline > 0) {
-                                int64_t left = deadline - fs_now_mono_ms();
-                                if (left <= 0) {
-                                        errno = ETIMEDOUT;
-                                        return -1;
-                                }
-                                timeout = left > INT32_MAX ? INT32_MAX : (int)left;
-                        }
-                        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                        int n = poll(&pfd, 1, timeout);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -1;
-                        if (n > 0)
-                                break;
-                }
-                int soerr = 0;
-                socklen_t len = sizeof(soerr);
-                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
-                        return -1;
-                if (soerr != 0) {
-                        errno = soerr;
-                        return -1;
-                }
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        int ret = fd;
-        fd = -1;
-        return ret;
-}
-
 /* A TCP connection to c->tcp_host:c->tcp_port, trying each address in turn. */
 static int tcp_connect(const struct grpc_conn *c, int64_t deadline, ck_error_t *err)
 {
-        struct addrinfo hints = {
-            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-        struct addrinfo *res = NULL;
-        int rv = getaddrinfo(c->tcp_host, c->tcp_port, &hints, &res);
-        if (rv != 0)
-                return transport_error(err, 0, "resolve `%s`: %s", c->tcp_host,
-                                       rv == EAI_SYSTEM ? strerror(errno) : gai_strerror(rv));
-        int fd = -1, errnum = EADDRNOTAVAIL;
-        for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-                fd = tcp_connect_addr(ai, deadline);
-                if (fd < 0)
-                        errnum = errno;
-                if (errnum == ETIMEDOUT)
-                        break;
-        }
-        freeaddrinfo(res);
-        if (fd < 0)
-                return transport_error(err, errnum, "connect `%s`", c->path);
+        int fd = net_tcp_dial(c->tcp_host, c->tcp_port, deadline, true, err);
+        if (fd < 0 && err && *err)
+                (*err)->code = GRPC_UNAVAILABLE;
         return fd;
 }
 

@@ -14,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/netutil.h"
 #include "util/xalloc.h"
 
 #include <arpa/inet.h>
@@ -437,6 +438,8 @@ static bool accept_pending(struct httpd *s)
                                  strerror(errno));
                         return false;
                 }
+                if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
+                        net_set_nodelay(fd); /* as Go's net/http: no Nagle delay */
                 start_conn(s, fd, &ss);
         }
 }

@@ -3,6 +3,7 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/netutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -42,36 +43,6 @@ static int split_url(const char *url, char **host, char **port, const char **pat
                 *host = xstrndup(h, (size_t)((colon ? colon : end) - h));
         }
         *port = colon ? xstrndup(colon + 1, (size_t)(end - colon - 1)) : xstrdup("80");
-        return 0;
-}
-
-static int dial(const char *host, const char *port, int *out, ck_error_t *err)
-{
-        struct addrinfo hints = {
-            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-        struct addrinfo *ai = NULL;
-        int rc = getaddrinfo(host, port, &hints, &ai);
-        if (rc != 0)
-                return ck_error_make(err, 0, "resolve %s: %s", host, gai_strerror(rc));
-        int fd = -1, e = 0;
-        for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
-                fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-                if (fd < 0) {
-                        e = errno;
-                        continue;
-                }
-                struct timeval tv = {.tv_sec = PROXY_CONNECT_TIMEOUT_MS / 1000};
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-                if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-                        e = errno;
-                        close(fd);
-                        fd = -1;
-                }
-        }
-        freeaddrinfo(ai);
-        if (fd < 0)
-                return ck_error_make(err, e, "connect %s:%s", host, port);
-        *out = fd;
         return 0;
 }
 
@@ -203,8 +174,9 @@ int proxy_stream(struct httpd_conn *c, const struct httpd_request *req, const ch
         const char *path;
         if (split_url(url, &host, &port, &path, err) < 0)
                 return -1;
-        cleanup_close int fd = -1;
-        if (dial(host, port, &fd, err) < 0)
+        cleanup_close int fd =
+            net_tcp_dial(host, port, fs_now_mono_ms() + PROXY_CONNECT_TIMEOUT_MS, false, err);
+        if (fd < 0)
                 return ck_error_wrap(err, "streaming server");
         cleanup_free char *head = backend_head(req, host, port, path);
         if (send_all(fd, head, strlen(head)) < 0)
