@@ -164,27 +164,34 @@ static const char *source_name(enum pod_source src)
         return src == POD_SOURCE_API ? "api" : src == POD_SOURCE_HTTP ? "http" : "file";
 }
 
-static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod,
-                         const char *uid, const char *name, const char *ns, int64_t grace_s)
+/* Work for a record's pod (update_type: as pod_work's) or, with r NULL,
+ * for an orphan UID. */
+static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, const struct pod_record *r,
+                         const char *update_type, const char *uid, const char *name, const char *ns,
+                         int64_t grace_s)
 {
         struct pod_work w = {
             .kind = kind,
             .uid = xstrdup(uid),
-            .pod = pod_ref(pod),
+            .pod = r ? pod_ref(r->pod) : NULL,
             .name = xstrdup(name),
             .namespace = xstrdup(ns),
             .grace_s = grace_s,
+            .update_type = update_type,
+            .first_seen_us = r ? r->first_seen_us : 0,
         };
         podworkers_submit(kl->workers, &w);
 }
 
-static void submit(struct kubelet *kl, enum pod_work_kind kind, struct pod *pod, const char *uid,
-                   const char *name, const char *ns)
+static void submit_orphan(struct kubelet *kl, const char *uid, const char *name, const char *ns)
 {
-        submit_grace(kl, kind, pod, uid, name, ns, -1);
+        submit_grace(kl, POD_WORK_KILL_ORPHAN, NULL, NULL, uid, name, ns, -1);
 }
 
-static void sync_record(struct kubelet *kl, struct pod_record *r)
+/* Submits the record's work: a sync, or its kill once it is deleting.
+ * update_type: upstream's SyncPodType of what asked for it ("create",
+ * "update", "sync"; a pod that left its source: "kill"). */
+static void sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type)
 {
         if (r->rejected || r->terminal)
                 return;
@@ -200,10 +207,10 @@ static void sync_record(struct kubelet *kl, struct pod_record *r)
                 int64_t grace = r->pod->has_deletion_grace_period_seconds
                                     ? r->pod->deletion_grace_period_seconds
                                     : -1;
-                submit_grace(kl, POD_WORK_KILL, r->pod, r->pod->uid, r->pod->name,
+                submit_grace(kl, POD_WORK_KILL, r, update_type, r->pod->uid, r->pod->name,
                              r->pod->namespace, grace);
         } else
-                submit(kl, POD_WORK_SYNC, r->pod, r->pod->uid, NULL, NULL);
+                submit_grace(kl, POD_WORK_SYNC, r, update_type, r->pod->uid, NULL, NULL, -1);
 }
 
 /* Sets a rejected pod's status: phase Failed with the admission reason. */
@@ -376,7 +383,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 }
                 r->deleting = true;
                 r->terminal = false;
-                sync_record(kl, r);
+                sync_record(kl, r, "kill");
         }
         /* ADD in creation order (admission is first come, first served),
          * UPDATE when the object changed. */
@@ -394,7 +401,8 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                                     xrealloc(kl->records, kl->cap_records * sizeof(*kl->records));
                         }
                         r = &kl->records[kl->n_records++];
-                        *r = (struct pod_record){.pod = pod_ref(p)};
+                        *r = (struct pod_record){.pod = pod_ref(p),
+                                                 .first_seen_us = fs_now_mono_us()};
                         status_store_set_pod(kl->status, p);
                         LOG_INFO(0, "SyncLoop ADD", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
@@ -407,7 +415,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         } else {
                                 admit(kl, r);
                         }
-                        sync_record(kl, r);
+                        sync_record(kl, r, "create");
                         continue;
                 }
                 if (r->deleting || json_equal(r->pod->raw, p->raw))
@@ -436,7 +444,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         LOG_INFO(0, "SyncLoop UPDATE", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
                 }
-                sync_record(kl, r);
+                sync_record(kl, r, "update");
         }
         kl->sources_seen |= 1u << ev->source;
         if ((kl->sources_seen & kl->sources_expected) == kl->sources_expected)
@@ -523,7 +531,7 @@ static void clean_orphans_without_runtime(struct kubelet *kl, char **uids, const
                 if (!in_runtime && !uid_wanted(kl, uids[i])) {
                         LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" found=\"%s\"",
                                  uids[i], what);
-                        submit(kl, POD_WORK_KILL_ORPHAN, NULL, uids[i], NULL, NULL);
+                        submit_orphan(kl, uids[i], NULL, NULL);
                 }
                 free(uids[i]);
         }
@@ -546,7 +554,7 @@ static void housekeeping(struct kubelet *kl)
                         continue;
                 LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" pod=\"%s/%s\"", u->uid,
                          u->namespace ? u->namespace : "", u->name ? u->name : "");
-                submit(kl, POD_WORK_KILL_ORPHAN, NULL, u->uid, u->name, u->namespace);
+                submit_orphan(kl, u->uid, u->name, u->namespace);
         }
         /* what is left of a pod without runtime objects: its directory
          * (upstream cleanupOrphanedPodDirs) or its cgroup (upstream
@@ -586,7 +594,7 @@ static void sync_loop(struct kubelet *kl)
                         case KL_EV_POD_EVENT: {
                                 struct pod_record *r = record_find(kl, ev->uid);
                                 if (r)
-                                        sync_record(kl, r);
+                                        sync_record(kl, r, "sync");
                                 break;
                         }
                         case KL_EV_RELIST:
@@ -605,7 +613,7 @@ static void sync_loop(struct kubelet *kl)
                 now = fs_now_mono_ms();
                 for (size_t i = 0; i < kl->n_records; i++)
                         if (kl->records[i].next_sync_ms <= now)
-                                sync_record(kl, &kl->records[i]);
+                                sync_record(kl, &kl->records[i], "sync");
                 if (now >= kl->next_housekeeping_ms) {
                         housekeeping(kl);
                         kl->next_housekeeping_ms = now + HOUSEKEEPING_PERIOD_MS;

@@ -67,6 +67,7 @@ struct pod_record {
         bool kill_in_flight; /* its kill is submitted and not finished */
         bool terminal;       /* Succeeded / Failed and stopped: no more syncs */
         int64_t next_sync_ms;
+        int64_t first_seen_us;       /* when the record was made (CLOCK_MONOTONIC) */
         int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
 };
 

@@ -223,9 +223,27 @@ static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const str
         return 0;
 }
 
-/* The sync of a pod that should run (steps of upstream SyncPod). */
-static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod, bool *terminal,
-                    int64_t *next_retry_ms, ck_error_t *err)
+/* The phase of the status this kubelet stored for uid, into out ("" if
+ * none). */
+static void stored_phase(struct kubelet *kl, const char *uid, char *out, size_t size)
+{
+        cleanup_json json_t *st = status_store_get_status(kl->status, uid);
+        const char *phase = json_string_value(json_object_get(st, "phase"));
+        snprintf(out, size, "%s", phase ? phase : "");
+}
+
+/* kubelet_pod_start_duration_seconds: the time since the kubelet first
+ * saw the pod (0: unknown, nothing observed). */
+static void observe_pod_start(int64_t first_seen_us)
+{
+        if (first_seen_us > 0)
+                kmetrics_pod_start((double)(fs_now_mono_us() - first_seen_us) / 1e6);
+}
+
+/* The sync of a pod that should run (steps of upstream SyncPod).
+ * first_seen_us: when the kubelet first saw it (CLOCK_MONOTONIC us). */
+static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
+                    int64_t first_seen_us, bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
 {
         struct runtime_pod_status *rs = NULL;
         struct kuberuntime_sync_result result = {0};
@@ -247,8 +265,13 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
          * of the last sync (CrashLoopBackOff, PostStartHookError...) until
          * this sync replaces them, as upstream's reason cache does. */
         const char *phase = current_phase(kl, pod, rs, net_ready);
-        if (status_store_version(kl->status, pod->uid) == 0)
+        if (status_store_version(kl->status, pod->uid) == 0) {
+                /* upstream's SyncPod observes the start duration when the
+                 * status manager has no status of the pod yet, as here
+                 * (and again at Pending -> Running, below): kept as it is */
+                observe_pod_start(first_seen_us);
                 update_status(kl, pod, rs, NULL, net_ready); /* a first, Pending status */
+        }
         if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
                 update_status(kl, pod, rs, NULL, net_ready);
                 LOG_INFO(2, "Pod is terminal, stopping it", "pod=\"%s\" phase=\"%s\"",
@@ -324,7 +347,11 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 goto out;
         }
         prober_update_pod(kl->prober, pod, rs);
-        update_status(kl, pod, rs, &result, net_ready);
+        char before[16];
+        stored_phase(kl, pod->uid, before, sizeof(before));
+        const char *after = update_status(kl, pod, rs, &result, net_ready);
+        if (strcmp(before, "Pending") == 0 && strcmp(after, "Running") == 0)
+                observe_pod_start(first_seen_us);
         *next_retry_ms = result.next_retry_ms;
         if (deadline_check_ms > 0 && (*next_retry_ms == 0 || deadline_check_ms < *next_retry_ms))
                 *next_retry_ms = deadline_check_ms;
@@ -337,6 +364,11 @@ out:
         kuberuntime_sync_result_clear(&result);
         runtime_pod_status_free(rs);
         return ret;
+}
+
+static double seconds_since(int64_t us)
+{
+        return (double)(fs_now_mono_us() - us) / 1e6;
 }
 
 void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
@@ -353,7 +385,7 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                          w->uid);
                 int64_t cri_before_us = cri_client_busy_us(cri);
                 int64_t start_us = fs_now_mono_us();
-                r = sync_pod(kl, cri, w->pod, &terminal, &next_retry, &err);
+                r = sync_pod(kl, cri, w->pod, w->first_seen_us, &terminal, &next_retry, &err);
                 if (r < 0)
                         LOG_ERROR("Error syncing pod, skipping",
                                   "err=\"%s\" pod=\"%s\" podUID=\"%s\"", ck_error_msg(err),
@@ -367,9 +399,9 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                          (double)(fs_now_mono_us() - start_us) / 1000.0,
                          (double)(cri_client_busy_us(cri) - cri_before_us) / 1000.0,
                          r == 0 ? "true" : "false");
-                /* upstream tells create/update/sync apart by the update's
-                 * type, which the pod worker does not carry: all are "sync" */
-                kmetrics_pod_worker("sync", (double)(fs_now_mono_us() - start_us) / 1e6);
+                /* upstream measures from the dispatch: the wait included */
+                kmetrics_pod_worker(w->update_type ? w->update_type : "sync",
+                                    seconds_since(w->submitted_us));
                 break;
         }
         case POD_WORK_KILL:
@@ -381,6 +413,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 if (r < 0)
                         LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), pod_full_name(w->pod), w->uid);
+                kmetrics_pod_worker(w->update_type ? w->update_type : "kill",
+                                    seconds_since(w->submitted_us));
                 break;
         case POD_WORK_KILL_ORPHAN:
         default:

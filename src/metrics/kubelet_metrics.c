@@ -9,8 +9,8 @@
 
 static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
-    *relist_interval, *running_pods, *running_containers, *worker_duration, *rest_requests,
-    *probe_total, *probe_duration;
+    *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
+    *rest_requests, *probe_total, *probe_duration;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -95,6 +95,18 @@ static void init(void)
                                                .type = METRICS_HISTOGRAM,
                                                .label_names = op_l,
                                                .n_labels = 1});
+        /* upstream's podStartupDurationBuckets */
+        static const double start_b[] = {0.5, 1,   2,   3,    4,    5,    6,   8,   10,
+                                         20,  30,  45,  60,   120,  180,  240, 300, 360,
+                                         480, 600, 900, 1200, 1800, 2700, 3600};
+        pod_start =
+            reg(legacy,
+                &(struct metrics_opts){.name = "kubelet_pod_start_duration_seconds",
+                                       .help = "Duration in seconds from kubelet seeing a pod for "
+                                               "the first time to the pod starting to run",
+                                       .type = METRICS_HISTOGRAM,
+                                       .buckets = start_b,
+                                       .n_buckets = sizeof(start_b) / sizeof(start_b[0])});
         rest_requests = reg(legacy, &(struct metrics_opts){.name = "rest_client_requests_total",
                                                            .help = "Number of HTTP requests, "
                                                                    "partitioned by status code, "
@@ -233,6 +245,11 @@ void kmetrics_set_running(size_t pods, const size_t containers[4])
 void kmetrics_pod_worker(const char *operation, double seconds)
 {
         observe(&worker_duration, (const char *const[]){operation}, seconds);
+}
+
+void kmetrics_pod_start(double seconds)
+{
+        observe(&pod_start, NULL, seconds);
 }
 
 void kmetrics_rest_request(int code, const char *method, const char *host)

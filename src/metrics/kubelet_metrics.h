@@ -37,9 +37,14 @@ void kmetrics_pleg_relist(double seconds, double interval);
  * ("created", "running", "exited", "unknown") as the last relist saw them. */
 void kmetrics_set_running(size_t pods, const size_t containers[4]);
 
-/* kubelet_pod_worker_duration_seconds{operation_type}: "create" (first
- * sync), "update" or "sync". */
+/* kubelet_pod_worker_duration_seconds{operation_type}: "create", "update",
+ * "sync" or "kill" (upstream's SyncPodType), from the work's submission to
+ * its end. */
 void kmetrics_pod_worker(const char *operation, double seconds);
+
+/* kubelet_pod_start_duration_seconds: from the kubelet first seeing a pod
+ * to the pod running. */
+void kmetrics_pod_start(double seconds);
 
 /* rest_client_requests_total{code,method,host}; code 0: "<error>". */
 void kmetrics_rest_request(int code, const char *method, const char *host);
