@@ -17,6 +17,16 @@
  *                          image: image ""); the pod's network is here, as
  *                          cAdvisor reports it for the sandbox only
  *   <pod cgroup>/<id>      container=<name>, image, name=<container id>
+ * Block I/O (container_fs_reads_bytes_total and the other DiskIO series,
+ * container_blkio_device_usage_total) is each cgroup's blkio table per
+ * device, named from the machine's disks (cAdvisor's DiskMap, "" for
+ * others); the root "/" adds the machine's filesystems (DiskUsage:
+ * container_fs_usage_bytes, _limit_bytes, inodes; the DiskIO series from
+ * /proc/diskstats), which containerd's containers have none of in
+ * cAdvisor either.  Process series: the cgroup's own processes' fds and
+ * sockets; container_ulimits_soft for runtime containers only (cAdvisor's
+ * containerd handler knows their root process; its raw handler, for pod
+ * cgroups and "/", does not).
  * Every container_* sample carries its reading's time (cAdvisor's
  * NewMetricWithTimestamp); container_start_time_seconds and the
  * container_spec_* carry none, container_last_seen the scrape's time;
@@ -29,6 +39,8 @@
 #include "util/xalloc.h"
 
 #include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +76,28 @@ enum family {
         NET_TX_PACKETS,
         NET_TX_DROPPED,
         NET_TX_ERRORS,
+        FS_INODES_FREE,
+        FS_INODES_TOTAL,
+        FS_LIMIT,
+        FS_USAGE,
+        FS_READS_BYTES,
+        FS_READS,
+        FS_SECTOR_READS,
+        FS_READS_MERGED,
+        FS_READ_SECONDS,
+        FS_WRITES_BYTES,
+        FS_WRITES,
+        FS_SECTOR_WRITES,
+        FS_WRITES_MERGED,
+        FS_WRITE_SECONDS,
+        FS_IO_CURRENT,
+        FS_IO_TIME,
+        FS_IO_TIME_WEIGHTED,
+        BLKIO_DEVICE_USAGE,
         PROCESSES,
+        FILE_DESCRIPTORS,
+        SOCKETS,
+        ULIMITS_SOFT,
         THREADS_MAX,
         THREADS,
         OOM_EVENTS,
@@ -103,7 +136,7 @@ enum { L_CONTAINER, L_ID, L_IMAGE, L_NAME, L_NAMESPACE, L_POD, N_BASE };
 static const struct {
         const char *name, *help;
         enum metrics_type type;
-        const char *extra[2]; /* extra label names */
+        const char *extra[4]; /* extra label names */
 } families[N_FAMILIES] = {
     [LAST_SEEN] = {"container_last_seen",
                    "Last time a container was seen by the exporter",
@@ -220,10 +253,95 @@ static const struct {
                        "Cumulative count of errors encountered while transmitting",
                        METRICS_COUNTER,
                        {"interface"}},
+    [FS_INODES_FREE] = {"container_fs_inodes_free",
+                        "Number of available Inodes",
+                        METRICS_GAUGE,
+                        {"device"}},
+    [FS_INODES_TOTAL] = {"container_fs_inodes_total",
+                         "Number of Inodes",
+                         METRICS_GAUGE,
+                         {"device"}},
+    [FS_LIMIT] = {"container_fs_limit_bytes",
+                  "Number of bytes that can be consumed by the container on this filesystem.",
+                  METRICS_GAUGE,
+                  {"device"}},
+    [FS_USAGE] = {"container_fs_usage_bytes",
+                  "Number of bytes that are consumed by the container on this filesystem.",
+                  METRICS_GAUGE,
+                  {"device"}},
+    [FS_READS_BYTES] = {"container_fs_reads_bytes_total",
+                        "Cumulative count of bytes read",
+                        METRICS_COUNTER,
+                        {"device"}},
+    [FS_READS] = {"container_fs_reads_total",
+                  "Cumulative count of reads completed",
+                  METRICS_COUNTER,
+                  {"device"}},
+    [FS_SECTOR_READS] = {"container_fs_sector_reads_total",
+                         "Cumulative count of sector reads completed",
+                         METRICS_COUNTER,
+                         {"device"}},
+    [FS_READS_MERGED] = {"container_fs_reads_merged_total",
+                         "Cumulative count of reads merged",
+                         METRICS_COUNTER,
+                         {"device"}},
+    [FS_READ_SECONDS] = {"container_fs_read_seconds_total",
+                         "Cumulative count of seconds spent reading",
+                         METRICS_COUNTER,
+                         {"device"}},
+    [FS_WRITES_BYTES] = {"container_fs_writes_bytes_total",
+                         "Cumulative count of bytes written",
+                         METRICS_COUNTER,
+                         {"device"}},
+    [FS_WRITES] = {"container_fs_writes_total",
+                   "Cumulative count of writes completed",
+                   METRICS_COUNTER,
+                   {"device"}},
+    [FS_SECTOR_WRITES] = {"container_fs_sector_writes_total",
+                          "Cumulative count of sector writes completed",
+                          METRICS_COUNTER,
+                          {"device"}},
+    [FS_WRITES_MERGED] = {"container_fs_writes_merged_total",
+                          "Cumulative count of writes merged",
+                          METRICS_COUNTER,
+                          {"device"}},
+    [FS_WRITE_SECONDS] = {"container_fs_write_seconds_total",
+                          "Cumulative count of seconds spent writing",
+                          METRICS_COUNTER,
+                          {"device"}},
+    [FS_IO_CURRENT] = {"container_fs_io_current",
+                       "Number of I/Os currently in progress",
+                       METRICS_GAUGE,
+                       {"device"}},
+    [FS_IO_TIME] = {"container_fs_io_time_seconds_total",
+                    "Cumulative count of seconds spent doing I/Os",
+                    METRICS_COUNTER,
+                    {"device"}},
+    [FS_IO_TIME_WEIGHTED] = {"container_fs_io_time_weighted_seconds_total",
+                             "Cumulative weighted I/O time in seconds",
+                             METRICS_COUNTER,
+                             {"device"}},
+    [BLKIO_DEVICE_USAGE] = {"container_blkio_device_usage_total",
+                            "Blkio Device bytes usage",
+                            METRICS_COUNTER,
+                            {"device", "major", "minor", "operation"}},
     [PROCESSES] = {"container_processes",
                    "Number of processes running inside the container.",
                    METRICS_GAUGE,
                    {0}},
+    [FILE_DESCRIPTORS] = {"container_file_descriptors",
+                          "Number of open file descriptors for the container.",
+                          METRICS_GAUGE,
+                          {0}},
+    [SOCKETS] = {"container_sockets",
+                 "Number of open sockets for the container.",
+                 METRICS_GAUGE,
+                 {0}},
+    [ULIMITS_SOFT] = {"container_ulimits_soft",
+                      "Soft ulimit values for the container root process. Unlimited if -1, "
+                      "except priority and nice",
+                      METRICS_GAUGE,
+                      {"ulimit"}},
     [THREADS_MAX] = {"container_threads_max",
                      "Maximum number of threads allowed inside the container, infinity if value "
                      "is zero",
@@ -351,6 +469,11 @@ struct entry {
         const struct stats_cgroup_view *cg; /* NULL: the root, from the node's values */
         const struct stats_node *node;
         const struct stats_network *net; /* NULL: no network */
+        const struct stats_blkio *blkio; /* NULL: no block I/O */
+        const struct stats_root_fs *fs;  /* the root's filesystems */
+        size_t n_fs;
+        int64_t io_time_ns;             /* the block I/O and filesystems' reading */
+        const struct stats_provider *p; /* its disk names */
 };
 
 /* Go's time.UnixMilli. */
@@ -389,6 +512,145 @@ static void emit(struct metrics_emit *e, const struct entry *en, const char *x1,
                 metrics_emit_at(e, vals, v, ms_of(time_ns));
         else
                 metrics_emit(e, vals, v);
+}
+
+/* The base labels plus four extra values (container_blkio_device_usage_total). */
+static void emit4(struct metrics_emit *e, const struct entry *en, const char *const x[4], double v,
+                  int64_t time_ns)
+{
+        const char *vals[N_BASE + 4];
+        memcpy(vals, en->v, sizeof(en->v));
+        memcpy(vals + N_BASE, x, 4 * sizeof(*x));
+        metrics_emit_at(e, vals, v, ms_of(time_ns));
+}
+
+/* A blkio table's value of the operation for a DiskIO family: bytes
+ * (IoServiceBytes) or ios (IoServiced); false for the families whose
+ * tables (sectors, merged, times, queued: the pre-5.0 cfq and debug bfq
+ * files) are not read. */
+static bool io_table(enum family f, bool *bytes, enum stats_blkio_op *op)
+{
+        switch (f) {
+        case FS_READS_BYTES:
+                *bytes = true;
+                *op = STATS_BLKIO_READ;
+                return true;
+        case FS_WRITES_BYTES:
+                *bytes = true;
+                *op = STATS_BLKIO_WRITE;
+                return true;
+        case FS_READS:
+                *bytes = false;
+                *op = STATS_BLKIO_READ;
+                return true;
+        case FS_WRITES:
+                *bytes = false;
+                *op = STATS_BLKIO_WRITE;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* A root filesystem's value for a DiskUsage or DiskIO family (false: the
+ * family has no filesystem source: bytes read and written).  The times are
+ * cAdvisor's: /proc/diskstats' milliseconds divided by 1e9, as its
+ * collector does (float64(fs.ReadTime) / float64(time.Second)). */
+static bool fs_value(enum family f, const struct stats_root_fs *fs, double *v)
+{
+        switch (f) {
+        case FS_INODES_FREE:
+                *v = (double)fs->inodes_free;
+                return true;
+        case FS_INODES_TOTAL:
+                *v = (double)fs->inodes;
+                return true;
+        case FS_LIMIT:
+                *v = (double)fs->limit;
+                return true;
+        case FS_USAGE:
+                *v = (double)fs->usage;
+                return true;
+        case FS_READS:
+                *v = (double)fs->reads;
+                return true;
+        case FS_SECTOR_READS:
+                *v = (double)fs->sectors_read;
+                return true;
+        case FS_READS_MERGED:
+                *v = (double)fs->reads_merged;
+                return true;
+        case FS_READ_SECONDS:
+                *v = (double)fs->read_ms / 1e9;
+                return true;
+        case FS_WRITES:
+                *v = (double)fs->writes;
+                return true;
+        case FS_SECTOR_WRITES:
+                *v = (double)fs->sectors_written;
+                return true;
+        case FS_WRITES_MERGED:
+                *v = (double)fs->writes_merged;
+                return true;
+        case FS_WRITE_SECONDS:
+                *v = (double)fs->write_ms / 1e9;
+                return true;
+        case FS_IO_CURRENT:
+                *v = (double)fs->io_in_progress;
+                return true;
+        case FS_IO_TIME:
+                *v = (double)fs->io_ms / 1e9;
+                return true;
+        case FS_IO_TIME_WEIGHTED:
+                *v = (double)fs->weighted_io_ms / 1e9;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* cAdvisor's ioValues / fsValues: a value per device of the blkio table,
+ * then one per filesystem; blkio_device_usage: every operation of each
+ * device's IoServiceBytes. */
+static void collect_disk(enum family f, const struct entry *en, struct metrics_emit *e)
+{
+        const struct stats_blkio *b = en->blkio;
+        int64_t t = en->io_time_ns;
+        if (f == BLKIO_DEVICE_USAGE) {
+                for (size_t i = 0; b && i < b->n; i++) {
+                        const struct stats_blkio_dev *d = &b->devs[i];
+                        if (!d->in_bytes)
+                                continue;
+                        char major[16], minor[16];
+                        snprintf(major, sizeof(major), "%" PRIu32, d->major);
+                        snprintf(minor, sizeof(minor), "%" PRIu32, d->minor);
+                        const char *dev =
+                            stats__disk_name(en->p->disks, en->p->n_disks, d->major, d->minor);
+                        for (int op = 0; op < STATS_BLKIO_N_OPS; op++)
+                                if (d->has_bytes[op])
+                                        emit4(e, en,
+                                              (const char *const[]){dev, major, minor,
+                                                                    stats_blkio_op_names[op]},
+                                              (double)d->bytes[op], t);
+                }
+                return;
+        }
+        bool bytes;
+        enum stats_blkio_op op;
+        if (b && io_table(f, &bytes, &op))
+                for (size_t i = 0; i < b->n; i++) {
+                        const struct stats_blkio_dev *d = &b->devs[i];
+                        if (!(bytes ? d->in_bytes : d->in_ios))
+                                continue;
+                        const char *dev =
+                            stats__disk_name(en->p->disks, en->p->n_disks, d->major, d->minor);
+                        emit(e, en, dev, NULL, (double)(bytes ? d->bytes[op] : d->ios[op]), true,
+                             t);
+                }
+        double v;
+        for (size_t i = 0; i < en->n_fs; i++)
+                if (fs_value(f, &en->fs[i], &v))
+                        emit(e, en, en->fs[i].device, NULL, v, true, t);
 }
 
 static const struct stats_u64 *iface_field(enum family f, const struct stats_iface *i)
@@ -520,6 +782,12 @@ static bool value_of(enum family f, const struct stats_cgroup_sample *s, double 
         case PROCESSES:
                 *v = (double)s->processes;
                 return true;
+        case FILE_DESCRIPTORS:
+                *v = (double)s->fds;
+                return true;
+        case SOCKETS:
+                *v = (double)s->sockets;
+                return true;
         case THREADS_MAX:
                 *v = (double)s->threads_max;
                 return true;
@@ -590,6 +858,10 @@ static void collect_entry(enum family f, const struct entry *en, int64_t now_ns,
                 emit(e, en, NULL, NULL, (double)unix_of(now_ns), true, now_ns);
                 return;
         }
+        if (f >= FS_INODES_FREE && f <= BLKIO_DEVICE_USAGE) {
+                collect_disk(f, en, e);
+                return;
+        }
         if (en->cg == NULL) {
                 collect_root(f, en, e);
                 return;
@@ -610,6 +882,10 @@ static void collect_entry(enum family f, const struct entry *en, int64_t now_ns,
                         emit(e, en, states[i], NULL, 0, true, t);
                 return;
         }
+        case ULIMITS_SOFT:
+                if (en->cg->has_nofile)
+                        emit(e, en, "max_open_files", NULL, (double)en->cg->nofile_soft, true, t);
+                return;
         case MEM_FAILURES:
                 emit(e, en, "pgfault", "container", (double)s->page_faults, true, t);
                 emit(e, en, "pgmajfault", "container", (double)s->major_page_faults, true, t);
@@ -627,20 +903,24 @@ static void collect_entry(enum family f, const struct entry *en, int64_t now_ns,
                 emit(e, en, NULL, NULL, v, true, t);
 }
 
-static void collect_pod(enum family f, const struct stats_pod *pod, int64_t now_ns,
-                        struct metrics_emit *e)
+static void collect_pod(const struct stats_provider *p, enum family f, const struct stats_pod *pod,
+                        int64_t now_ns, struct metrics_emit *e)
 {
-        struct entry en = {.v = {"", "", "", "", pod->namespace, pod->name},
-                           .start_ns = pod->start_ns};
+        struct entry en = {
+            .v = {"", "", "", "", pod->namespace, pod->name}, .start_ns = pod->start_ns, .p = p};
         if (pod->cgroup.name) {
                 en.v[L_ID] = pod->cgroup.name;
                 en.cg = &pod->cgroup;
+                en.blkio = pod->cgroup.blkio;
+                en.io_time_ns = pod->cgroup.time_ns;
                 collect_entry(f, &en, now_ns, e);
         }
         if (pod->sandbox_cgroup.name) {
                 en.v[L_ID] = pod->sandbox_cgroup.name;
                 en.v[L_NAME] = pod->sandbox_id;
                 en.cg = &pod->sandbox_cgroup;
+                en.blkio = pod->sandbox_cgroup.blkio;
+                en.io_time_ns = pod->sandbox_cgroup.time_ns;
                 en.net = pod->proc_network.ok ? &pod->proc_network
                          : pod->network.ok    ? &pod->network
                                               : NULL;
@@ -655,6 +935,9 @@ static void collect_pod(enum family f, const struct stats_pod *pod, int64_t now_
                           pod->namespace, pod->name},
                     .start_ns = c->start_ns,
                     .cg = &c->cgroup,
+                    .blkio = c->cgroup.blkio,
+                    .io_time_ns = c->cgroup.time_ns,
+                    .p = p,
                 };
                 collect_entry(f, &ce, now_ns, e);
         }
@@ -675,10 +958,15 @@ static void collect_containers(const struct cadvisor_ctx *c, enum family f,
             .start_ns = c->p->boot_time_ns,
             .node = &s->node,
             .net = s->node.network.ok ? &s->node.network : NULL,
+            .blkio = &s->root_blkio,
+            .fs = s->root_fs,
+            .n_fs = s->n_root_fs,
+            .io_time_ns = s->node.cpu.time_ns,
+            .p = c->p,
         };
         collect_entry(f, &root, now, e);
         for (size_t i = 0; i < s->n_pods; i++)
-                collect_pod(f, &s->pods[i], now, e);
+                collect_pod(c->p, f, &s->pods[i], now, e);
 }
 
 static void collect_machine(const struct stats_cadvisor_machine *m, enum family f,
@@ -861,7 +1149,7 @@ int stats__register_cadvisor_metrics(struct metrics_registry *r, struct stats_pr
         static const char *const machine_labels[] = {"boot_id", "machine_id", "system_uuid",
                                                      "mode"};
         for (int i = 0; i < N_FAMILIES; i++) {
-                const char *labels[N_BASE + 2] = {"container", "id",        "image",
+                const char *labels[N_BASE + 4] = {"container", "id",        "image",
                                                   "name",      "namespace", "pod"};
                 size_t n = 0;
                 const char *const *names = labels;
@@ -872,7 +1160,7 @@ int stats__register_cadvisor_metrics(struct metrics_registry *r, struct stats_pr
                         n = families[i].extra[0] ? 4 : 3;
                 } else {
                         n = N_BASE;
-                        for (int k = 0; k < 2 && families[i].extra[k]; k++)
+                        for (int k = 0; k < 4 && families[i].extra[k]; k++)
                                 labels[n++] = families[i].extra[k];
                 }
                 c->fam[i] = (struct family_ctx){.c = c, .f = (enum family)i};

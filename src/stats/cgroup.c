@@ -79,6 +79,44 @@ bool stats__cgroup_exists(const struct stats_cgroupfs *fs, const char *name)
         return is_dir(dir);
 }
 
+static char *procs_dir(const struct stats_cgroupfs *fs, const char *name);
+
+/* cAdvisor's processStatsFromProcs: the entries of /proc/<pid>/fd of the
+ * cgroup's own processes, and those that are sockets. */
+static void count_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
+                      uint64_t *fds, uint64_t *sockets)
+{
+        *fds = *sockets = 0;
+        cleanup_free char *dir = procs_dir(fs, name);
+        cleanup_free char *procs = read_in(dir, "cgroup.procs");
+        for (const char *s = procs; s && *s;) {
+                char *end;
+                long long pid = strtoll(s, &end, 10);
+                if (end == s)
+                        break;
+                s = end;
+                while (*s == '\n')
+                        s++;
+                if (pid <= 0)
+                        continue;
+                cleanup_free char *fd_dir = xasprintf("%s/%lld/fd", proc_root, pid);
+                DIR *d = opendir(fd_dir);
+                if (d == NULL)
+                        continue; /* gone, or not ours to see */
+                struct dirent *e;
+                while ((e = readdir(d)) != NULL) {
+                        if (e->d_name[0] == '.')
+                                continue;
+                        (*fds)++;
+                        char link[16];
+                        ssize_t n = readlinkat(dirfd(d), e->d_name, link, sizeof(link));
+                        if (n >= 7 && memcmp(link, "socket:", 7) == 0)
+                                (*sockets)++;
+                }
+                closedir(d);
+        }
+}
+
 bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
                         struct stats_cgroup_sample *out)
 {
@@ -163,6 +201,7 @@ bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const
         if (!out->has_cpu && !out->has_memory)
                 return false;
         out->processes = (uint64_t)stats__cgroup_procs(fs, name, false, NULL);
+        count_fds(fs, name, proc_root ? proc_root : "/proc", &out->fds, &out->sockets);
         return true;
 }
 
@@ -230,15 +269,56 @@ static int64_t count_procs(const char *dir, int depth, int64_t *first_pid)
         return n;
 }
 
+/* The directory whose cgroup.procs lists the cgroup's processes (v1: the
+ * pids hierarchy, else the memory one). */
+static char *procs_dir(const struct stats_cgroupfs *fs, const char *name)
+{
+        char *dir = dir_of(fs, "pids", name);
+        if (!fs->v2 && !is_dir(dir)) {
+                free(dir);
+                dir = dir_of(fs, "memory", name);
+        }
+        return dir;
+}
+
 int64_t stats__cgroup_procs(const struct stats_cgroupfs *fs, const char *name, bool recursive,
                             int64_t *first_pid)
 {
         if (first_pid)
                 *first_pid = 0;
-        cleanup_free char *dir = dir_of(fs, "pids", name);
-        if (!fs->v2 && !is_dir(dir)) {
-                free(dir);
-                dir = dir_of(fs, "memory", name);
-        }
+        cleanup_free char *dir = procs_dir(fs, name);
         return count_procs(dir, recursive ? MAX_DEPTH : 0, first_pid);
+}
+
+void stats__cgroup_blkio(const struct stats_cgroupfs *fs, const char *name, struct stats_blkio *out)
+{
+        *out = (struct stats_blkio){0};
+        cleanup_free char *dir = dir_of(fs, "blkio", name);
+        if (fs->v2) {
+                cleanup_free char *io = read_in(dir, "io.stat");
+                stats__blkio_parse_v2(io, out);
+                return;
+        }
+        /* runc's order: a table is taken when its io_serviced file lists a
+         * device (the debug-only bfq and the pre-5.0 cfq extras, sectors
+         * and times, are not read) */
+        static const char *const tables[][2] = {
+            {"blkio.bfq.io_serviced_recursive", "blkio.bfq.io_service_bytes_recursive"},
+            {"blkio.io_serviced_recursive", "blkio.io_service_bytes_recursive"},
+            {"blkio.throttle.io_serviced_recursive", "blkio.throttle.io_service_bytes_recursive"},
+            {"blkio.throttle.io_serviced", "blkio.throttle.io_service_bytes"},
+        };
+        for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+                cleanup_free char *ios = read_in(dir, tables[i][0]);
+                if (ios == NULL)
+                        continue;
+                cleanup_free char *bytes = read_in(dir, tables[i][1]);
+                stats__blkio_parse_v1(bytes, ios, out);
+                bool listed = false;
+                for (size_t k = 0; k < out->n && !listed; k++)
+                        listed = out->devs[k].in_ios;
+                if (listed)
+                        return;
+                stats__blkio_clear(out);
+        }
 }

@@ -262,6 +262,15 @@ static void system_containers(struct stats_provider *p, struct stats_node *n, in
         }
 }
 
+/* What cAdvisor's root container "/" has beyond the node's summary: the
+ * root cgroup's block I/O, the machine's filesystems. */
+static void root_container(struct stats_provider *p, struct stats_snapshot *s)
+{
+        stats__cgroup_blkio(&p->cgroupfs, "/", &s->root_blkio);
+        cleanup_free char *diskstats = read_proc(p, "diskstats");
+        s->n_root_fs = stats__root_fs_read(p->partitions, p->n_partitions, diskstats, &s->root_fs);
+}
+
 void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns)
 {
         struct stats_node *n = &s->node;
@@ -272,4 +281,5 @@ void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int
         node_fs(p, s, now_ns);
         node_rlimit(p, &n->rlimit, now_ns);
         system_containers(p, n, now_ns);
+        root_container(p, s);
 }

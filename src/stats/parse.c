@@ -6,12 +6,15 @@
  */
 #include "stats/stats_internal.h"
 
+#include "util/cleanup.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* The next line of *p (without its '\n') into [*line, *line + *len); false
  * at the end. */
@@ -634,4 +637,40 @@ void stats__cgroup_sample_parse(bool v2, bool root, const struct stats_cgroup_fi
                 if (f->io_pressure)
                         stats__parse_psi(f->io_pressure, &out->io_psi);
         }
+}
+
+/* cAdvisor's parseUlimit: a number, or "unlimited" (-1). */
+static bool parse_limit(const char *s, int64_t *out)
+{
+        if (strcasecmp(s, "unlimited") == 0) {
+                *out = -1;
+                return true;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || *end || end == s)
+                return false;
+        *out = v;
+        return true;
+}
+
+bool stats__parse_nofile_soft(const char *text, int64_t *out)
+{
+        static const char prefix[] = "Max open files";
+        const size_t plen = sizeof(prefix) - 1;
+        for (const char *line = text; line && *line;) {
+                const char *nl = strchr(line, '\n');
+                size_t len = nl ? (size_t)(nl - line) : strlen(line);
+                if (len >= plen && memcmp(line, prefix, plen) == 0) {
+                        /* "soft hard units": three fields, as cAdvisor wants */
+                        char soft[32], hard[32], units[32], extra;
+                        cleanup_free char *rest = xstrndup(line + plen, len - plen);
+                        int64_t h;
+                        return sscanf(rest, "%31s %31s %31s %c", soft, hard, units, &extra) == 3 &&
+                               parse_limit(hard, &h) && parse_limit(soft, out);
+                }
+                line = nl ? nl + 1 : line + len;
+        }
+        return false;
 }

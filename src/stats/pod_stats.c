@@ -163,14 +163,40 @@ static bool memory_complete(const struct stats_memory *m)
                m->major_page_faults.ok && m->available.ok && m->psi.ok;
 }
 
-/* cAdvisor's reading of a cgroup (/metrics/cadvisor), at the refresh's time. */
-static void view_read(struct stats_refresh *r, const char *name, struct stats_cgroup_view *out)
+/* The soft "Max open files" of the cgroup's first process (cAdvisor's
+ * containerd handler reads its container's root process). */
+static void nofile_read(struct stats_refresh *r, const char *name, struct stats_cgroup_view *out)
+{
+        int64_t pid = 0;
+        stats__cgroup_procs(&r->p->cgroupfs, name, false, &pid);
+        if (pid <= 0)
+                return;
+        cleanup_free char *path = xasprintf("%s/%lld/limits", r->p->proc_root, (long long)pid);
+        cleanup_free char *text = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (fs_read_file(path, 64u << 10, &text, NULL, &err) == 0)
+                out->has_nofile = stats__parse_nofile_soft(text, &out->nofile_soft);
+}
+
+/* cAdvisor's reading of a cgroup (/metrics/cadvisor), at the refresh's
+ * time; container: a runtime container's (the sandbox's too), which has a
+ * root process, not a pod's. */
+static void view_read(struct stats_refresh *r, const char *name, bool container,
+                      struct stats_cgroup_view *out)
 {
         memset(out, 0, sizeof(*out));
         if (name == NULL || !stats__cgroup_read(&r->p->cgroupfs, name, r->p->proc_root, &out->s))
                 return;
         out->name = xstrdup(name);
         out->time_ns = r->now_ns;
+        struct stats_blkio b;
+        stats__cgroup_blkio(&r->p->cgroupfs, name, &b);
+        if (b.n > 0) {
+                out->blkio = xmalloc(sizeof(*out->blkio));
+                *out->blkio = b;
+        }
+        if (container)
+                nofile_read(r, name, out);
 }
 
 /* The image cAdvisor labels a container with: what the pod spec named
@@ -204,7 +230,7 @@ static void build_container(struct stats_refresh *r, const struct stats_pod *pod
         struct lazy_cgroup cg = {.name = cg_name};
         out->id = xstrdup(id);
         out->image = xstrdup(image_of(ctr));
-        view_read(r, cg_name, &out->cgroup);
+        view_read(r, cg_name, true, &out->cgroup);
         struct lazy_cgroup *c;
 
         if (cs->cpu) {
@@ -383,10 +409,10 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
         struct lazy_cgroup cg = {.name = pod_cg};
         struct lazy_cgroup *c;
         pod->sandbox_id = xstrdup(str_or_empty(b->sandbox->id));
-        view_read(r, pod_cg, &pod->cgroup);
+        view_read(r, pod_cg, false, &pod->cgroup);
         if (pod_cg && safe_component(pod->sandbox_id)) {
                 cleanup_free char *sb_cg = xasprintf("%s/%s", pod_cg, pod->sandbox_id);
-                view_read(r, sb_cg, &pod->sandbox_cgroup);
+                view_read(r, sb_cg, true, &pod->sandbox_cgroup);
         }
 
         pod->containers = xcalloc(b->n_cs + 1, sizeof(*pod->containers));

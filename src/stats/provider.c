@@ -69,6 +69,16 @@ static char *dup_or_null(const char *s)
         return s && *s ? xstrdup(s) : NULL;
 }
 
+/* The machine's filesystems as cAdvisor's fsInfo lists them at start. */
+static void read_partitions(struct stats_provider *p)
+{
+        cleanup_free char *path = xasprintf("%s/self/mountinfo", p->proc_root);
+        cleanup_free char *mountinfo = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (fs_read_file(path, 16u << 20, &mountinfo, NULL, &err) == 0)
+                p->n_partitions = stats__parse_partitions(mountinfo, &p->partitions);
+}
+
 int stats_provider_new(const struct stats_options *o, struct stats_provider **out, ck_error_t *err)
 {
         const char *image_ep =
@@ -92,6 +102,9 @@ int stats_provider_new(const struct stats_options *o, struct stats_provider **ou
         p->pod_logs_dir =
             xstrdup(o->pod_logs_dir && *o->pod_logs_dir ? o->pod_logs_dir : "/var/log/pods");
         p->proc_root = xstrdup(o->proc_root && *o->proc_root ? o->proc_root : "/proc");
+        p->sys_root = xstrdup(o->sys_root && *o->sys_root ? o->sys_root : "/sys");
+        p->n_disks = stats__disks_read(p->sys_root, &p->disks);
+        read_partitions(p);
         if (o->cgroups_per_qos) {
                 p->kubepods = xasprintf("%s/kubepods", root);
                 p->pods_cgroup = xstrdup(p->kubepods);
@@ -154,6 +167,8 @@ void stats_provider_free(struct stats_provider *p)
         stats__cpu_cache_free(p->cpu_cache);
         stats__volume_cache_free(p->volume_cache);
         stats__cgroupfs_clear(&p->cgroupfs);
+        stats__disks_free(p->disks, p->n_disks);
+        stats__partitions_free(p->partitions, p->n_partitions);
         for (size_t i = 0; i < p->n_metric_ctx; i++)
                 free(p->metric_ctx[i]);
         free(p->metric_ctx);
@@ -163,6 +178,7 @@ void stats_provider_free(struct stats_provider *p)
         free(p->root_dir);
         free(p->pod_logs_dir);
         free(p->proc_root);
+        free(p->sys_root);
         free(p->kubepods);
         free(p->pods_cgroup);
         free(p->kubelet_cgroup);

@@ -36,6 +36,10 @@ void stats__network_clear(struct stats_network *n)
 void stats__cgroup_view_clear(struct stats_cgroup_view *v)
 {
         free(v->name);
+        if (v->blkio) {
+                stats__blkio_clear(v->blkio);
+                free(v->blkio);
+        }
         memset(v, 0, sizeof(*v));
 }
 
@@ -79,6 +83,8 @@ void stats__snapshot_unref(struct stats_snapshot *s)
         for (size_t i = 0; i < s->n_pods; i++)
                 stats__pod_clear(&s->pods[i]);
         free(s->pods);
+        stats__blkio_clear(&s->root_blkio);
+        stats__root_fs_free(s->root_fs, s->n_root_fs);
         free(s->pods_error);
         free(s->rootfs_error);
         free(s->imagefs_error);

@@ -107,10 +107,11 @@ struct stats_options {
         int64_t housekeeping_interval_ms; /* <= 0: 10 s (--housekeeping-interval) */
         int64_t volume_stats_period_ms;   /* 0: 1 min; < 0: no volume stats */
 
-        /* Tests only: fixture trees instead of /sys/fs/cgroup and /proc, and
-         * a clock (both functions or neither; ctx is passed back). */
+        /* Tests only: fixture trees instead of /sys/fs/cgroup, /proc and
+         * /sys, and a clock (both functions or neither; ctx is passed back). */
         const char *cgroupfs_root;
         const char *proc_root;
+        const char *sys_root;
         int64_t (*now_real_ns)(void *ctx);
         int64_t (*now_mono_ns)(void *ctx);
         void *clock_ctx;

@@ -47,6 +47,85 @@ struct stats_psi {
         struct stats_psi_data full, some;
 };
 
+/* ---- Block I/O and the machine's filesystems (blkio.c) --------------------- */
+
+/* The operations of a blkio table, cgroup v1's names (runc maps v2's
+ * rbytes/wbytes/rios/wios to Read and Write). */
+enum stats_blkio_op {
+        STATS_BLKIO_READ,
+        STATS_BLKIO_WRITE,
+        STATS_BLKIO_SYNC,
+        STATS_BLKIO_ASYNC,
+        STATS_BLKIO_DISCARD,
+        STATS_BLKIO_TOTAL,
+        STATS_BLKIO_N_OPS
+};
+extern const char *const stats_blkio_op_names[STATS_BLKIO_N_OPS];
+
+/* One device of a cgroup's block I/O as cAdvisor's PerDiskStats of
+ * IoServiceBytes (bytes) and IoServiced (ios): a device may be in one table
+ * and not the other. */
+struct stats_blkio_dev {
+        uint32_t major, minor;
+        bool in_bytes, in_ios;
+        bool has_bytes[STATS_BLKIO_N_OPS], has_ios[STATS_BLKIO_N_OPS];
+        uint64_t bytes[STATS_BLKIO_N_OPS], ios[STATS_BLKIO_N_OPS];
+};
+struct stats_blkio {
+        struct stats_blkio_dev *devs;
+        size_t n;
+};
+/* cgroup v1: the "MAJ:MIN Op value" lines of an io_service_bytes and an
+ * io_serviced file (either may be NULL; the "Total N" line and lines that
+ * do not parse are skipped).  v2: io.stat's "MAJ:MIN rbytes=.. wbytes=..
+ * rios=.. wios=.." lines.  out is cleared first. */
+void stats__blkio_parse_v1(const char *service_bytes, const char *serviced,
+                           struct stats_blkio *out);
+void stats__blkio_parse_v2(const char *io_stat, struct stats_blkio *out);
+void stats__blkio_clear(struct stats_blkio *b);
+
+/* The whole disks cAdvisor names devices by (MachineInfo.DiskMap):
+ * <sys>/block/<name> but loop*, ram*, sr* and hidden ones, as "/dev/<name>". */
+struct stats_disk {
+        uint32_t major, minor;
+        char *name;
+};
+size_t stats__disks_read(const char *sys_root, struct stats_disk **out);
+void stats__disks_free(struct stats_disk *d, size_t n);
+/* The device name of major:minor, "" when it is not a known disk (as
+ * cAdvisor leaves PerDiskStats.Device). */
+const char *stats__disk_name(const struct stats_disk *d, size_t n, uint32_t major, uint32_t minor);
+
+/* A filesystem of the machine as cAdvisor's fsInfo lists them (the
+ * partitions of /proc/self/mountinfo it supports: ext*, nfs*, btrfs,
+ * overlay, tmpfs, xfs, zfs; one per source, tmpfs by mount point). */
+struct stats_partition {
+        char *device; /* cAdvisor's Device label */
+        char *mountpoint;
+        uint32_t major, minor;
+};
+size_t stats__parse_partitions(const char *mountinfo, struct stats_partition **out);
+void stats__partitions_free(struct stats_partition *p, size_t n);
+
+/* The root container's FsStats of one partition: statfs and the
+ * partition's line of /proc/diskstats (has_disk: found). */
+struct stats_root_fs {
+        char *device;
+        uint64_t limit, usage, inodes, inodes_free;
+        bool has_disk;
+        uint64_t reads, reads_merged, sectors_read, read_ms;
+        uint64_t writes, writes_merged, sectors_written, write_ms;
+        uint64_t io_in_progress, io_ms, weighted_io_ms;
+};
+/* The /proc/diskstats line of device ("/dev/vda": cAdvisor matches the
+ * name, for sd*, vd*, xvd* and dm-* devices only) into fs (false: none). */
+bool stats__parse_diskstats(const char *text, const char *device, struct stats_root_fs *fs);
+/* Reads each partition (statfs; the diskstats text may be NULL): *out
+ * holds those statfs answered for. */
+size_t stats__root_fs_read(const struct stats_partition *parts, size_t n, const char *diskstats,
+                           struct stats_root_fs **out);
+void stats__root_fs_free(struct stats_root_fs *fs, size_t n);
+
 /* One cgroup's readings, as runc's cgroup managers and cAdvisor's
  * libcontainer handler turn the files into ContainerStats. */
 struct stats_cgroup_sample {
@@ -88,8 +167,11 @@ struct stats_cgroup_sample {
         bool has_memory_spec;
         uint64_t spec_memory_limit, spec_swap_limit, spec_memory_reservation;
         /* processes: the cgroup's own (cgroup.procs), threads pids.current,
-         * threads_max pids.max (max: 0) */
+         * threads_max pids.max (max: 0); fds and sockets: the entries of
+         * those processes' /proc/<pid>/fd, and the ones linking to
+         * "socket:..." (cAdvisor's processStatsFromProcs) */
         uint64_t processes, threads, threads_max;
+        uint64_t fds, sockets;
 };
 
 /* A container's or pod's cgroup as cAdvisor sees it (/metrics/cadvisor):
@@ -98,6 +180,12 @@ struct stats_cgroup_view {
         char *name;      /* "/kubepods/burstable/pod<uid>[/<id>]": cAdvisor's id label */
         int64_t time_ns; /* when it was read: the samples' timestamp */
         struct stats_cgroup_sample s;
+        struct stats_blkio *blkio; /* NULL: none (owned) */
+        /* a container's (cAdvisor's containerd handler: its root process,
+         * here the cgroup's first): the soft "Max open files" (-1:
+         * unlimited); a pod's cgroup and the root have none */
+        bool has_nofile;
+        int64_t nofile_soft;
 };
 
 /* Every struct's ok says whether upstream's pointer is set; time_ns is
@@ -223,6 +311,11 @@ struct stats_snapshot {
         struct stats_node node;
         struct stats_pod *pods; /* sorted by namespace, name, uid */
         size_t n_pods;
+        /* cAdvisor's root container "/" beyond the node's values: the root
+         * cgroup's block I/O and the machine's filesystems */
+        struct stats_blkio root_blkio;
+        struct stats_root_fs *root_fs;
+        size_t n_root_fs;
         /* The parts that fail a summary, as upstream's Get fails it (NULL:
          * fine).  pods_error fails both views and the resource metrics. */
         char *pods_error, *rootfs_error, *imagefs_error;
@@ -295,6 +388,9 @@ bool stats__parse_uint(const char *text, uint64_t *out);
 bool stats__parse_psi(const char *text, struct stats_psi *out);
 /* /proc/loadavg's 4th field "running/total": the total. */
 bool stats__parse_loadavg_procs(const char *text, int64_t *out);
+/* /proc/<pid>/limits: the soft limit of "Max open files" (-1 for
+ * "unlimited"); false when the line is absent or does not parse. */
+bool stats__parse_nofile_soft(const char *text, int64_t *out);
 /* A CPU list ("0-3,8,10-11\n", /sys/devices/system/cpu/online): the count,
  * 0 when it does not parse. */
 int64_t stats__parse_cpu_list(const char *text);
@@ -374,6 +470,11 @@ int64_t stats__cgroup_ctime_ns(const struct stats_cgroupfs *fs, const char *name
  * first_pid (may be NULL): one of them, 0 when there is none. */
 int64_t stats__cgroup_procs(const struct stats_cgroupfs *fs, const char *name, bool recursive,
                             int64_t *first_pid);
+/* The cgroup's block I/O, the files runc reads (v1: the bfq, cfq, then
+ * throttle tables, the first whose io_serviced lists a device; v2:
+ * io.stat).  Empty when there is none. */
+void stats__cgroup_blkio(const struct stats_cgroupfs *fs, const char *name,
+                         struct stats_blkio *out);
 
 /* ---- Disk usage (disk.c) --------------------------------------------------- */
 
@@ -410,7 +511,13 @@ struct stats_volume_cache;
 
 struct stats_provider {
         /* options, copied */
-        char *node_name, *root_dir, *pod_logs_dir, *proc_root;
+        char *node_name, *root_dir, *pod_logs_dir, *proc_root, *sys_root;
+        /* read once, at creation, as cAdvisor's manager does at start: the
+         * disks naming block devices, the filesystems of the root "/" */
+        struct stats_disk *disks;
+        size_t n_disks;
+        struct stats_partition *partitions;
+        size_t n_partitions;
         char *kubepods;    /* "<cgroup root>/kubepods", NULL without cgroups_per_qos */
         char *pods_cgroup; /* the "pods" system container */
         char *kubelet_cgroup, *runtime_cgroup, *system_cgroup; /* NULL: none / detect */

@@ -2,7 +2,9 @@
 # The node's Prometheus endpoints on the read-only port, as a Prometheus
 # server scrapes them: /metrics (the kubelet's series, the rest client's,
 # the process') and /metrics/probes, parsed by the Prometheus project's own
-# parser (python3-prometheus-client, test/e2e/tools/metrics-sample).
+# parser (python3-prometheus-client, test/e2e/tools/metrics-sample), and
+# each exposition checked by Debian's promtool (`promtool check metrics`:
+# it parses, and no lint problem).
 
 load helpers
 load pods
@@ -33,6 +35,40 @@ sample() { # PATH NAME [LABEL=VALUE...]: one sample's value
 	scrape "$path" | "$METRICS_SAMPLE" "$@"
 }
 
+# promtool exits 3 for lint problems alone (the exposition parsed); the
+# ones named here are upstream's own series names, kept as upstream has
+# them: any other problem, or a parse error, fails.
+promtool_accepts() { # PATH [LINT-LINE...]
+	local path=$1 body out rc=0 line allowed
+	shift
+	body=$(scrape "$path") || {
+		echo "scrape $path failed"
+		return 1
+	}
+	[ -n "$body" ]
+	out=$(promtool check metrics <<<"$body" 2>&1) || rc=$?
+	((rc == 0)) && return 0
+	if ((rc != 3)); then
+		echo "promtool check metrics $path: exit $rc: $out"
+		return 1
+	fi
+	local bad=0
+	while IFS= read -r line; do
+		for allowed in "$@"; do
+			[ "$line" = "$allowed" ] && continue 2
+		done
+		echo "promtool check metrics $path: $line"
+		bad=1
+	done <<<"$out"
+	((bad == 0))
+}
+
+sample_label() { # PATH NAME LABEL [LABEL=VALUE...]: a label of one sample
+	local path=$1 name=$2 label=$3
+	shift 3
+	scrape "$path" | "$METRICS_SAMPLE" --label "$label" "$name" "$@"
+}
+
 running_pods_is() { [ "$(sample /metrics kubelet_running_pods)" = "$1" ]; }
 
 @test "/metrics: running pods and containers, runtime operations, the node name, the process" {
@@ -54,11 +90,18 @@ running_pods_is() { [ "$(sample /metrics kubelet_running_pods)" = "$1" ]; }
 	run sample /metrics -
 	[ "$status" -eq 0 ]
 	[[ $output == *kubelet_pod_worker_duration_seconds* ]]
+	promtool_accepts /metrics
 	(($(sample /metrics kubelet_runtime_operations_total operation_type=list_podsandbox) > 0))
 	(($(sample /metrics kubelet_runtime_operations_total operation_type=run_podsandbox) >= 1))
 	(($(sample /metrics kubelet_runtime_operations_duration_seconds_count operation_type=create_container) >= 2))
 	(($(sample /metrics kubelet_pleg_relist_duration_seconds_count) > 0))
 	(($(sample /metrics kubelet_pod_worker_duration_seconds_count operation_type=sync) > 0))
+	# the pod's first sync, as upstream's SyncPodCreate
+	[ "$(sample /metrics kubelet_pod_worker_duration_seconds_count operation_type=create)" = 1 ]
+	# seen -> running: upstream observes at the first sync (no status yet)
+	# and when the phase goes Pending -> Running: twice for one pod
+	[ "$(sample /metrics kubelet_pod_start_duration_seconds_count)" = 2 ]
+	(($(sample /metrics kubelet_pod_start_duration_seconds_bucket le=+Inf) == 2))
 	[ "$(sample /metrics kubelet_node_name node=e2e-node)" = 1 ]
 	# the process collector: the agent's own RSS as /proc reports it
 	local rss
@@ -72,6 +115,8 @@ running_pods_is() { [ "$(sample /metrics kubelet_running_pods)" = "$1" ]; }
 	# the pod goes: the gauge follows
 	rm "$MANIFESTS/two.yaml"
 	wait_for -t 60 running_pods_is 0
+	# its kill, as upstream's SyncPodKill
+	[ "$(sample /metrics kubelet_pod_worker_duration_seconds_count operation_type=kill)" = 1 ]
 }
 
 @test "/metrics/probes: prober_probe_total by result for a readiness probe" {
@@ -102,6 +147,7 @@ running_pods_is() { [ "$(sample /metrics kubelet_running_pods)" = "$1" ]; }
 	run sample /metrics/probes prober_probe_total result=successful container=never
 	[ "$status" -eq 1 ]
 	scrape /metrics/probes | grep -qx '# TYPE prober_probe_total counter'
+	promtool_accepts /metrics/probes
 	scrape /metrics/probes | grep -qx '# HELP prober_probe_total \[BETA\] Cumulative number of a liveness, readiness or startup probe for a container by result.'
 }
 
@@ -172,4 +218,26 @@ within_10pct() { # A B
 	((v > 33554432))
 	(($(sample /metrics/cadvisor container_cpu_usage_seconds_total container=main pod=held-e2e-node cpu=total | cut -d. -f1) >= 0))
 	[ "$(sample /metrics/cadvisor machine_cpu_cores)" = "$(nproc)" ]
+	# the shell's open files (stdin, stdout, stderr at least), no socket;
+	# the soft RLIMIT_NOFILE of its processes
+	(($(sample /metrics/cadvisor container_file_descriptors container=main pod=held-e2e-node) >= 3))
+	[ "$(sample /metrics/cadvisor container_sockets container=main pod=held-e2e-node)" = 0 ]
+	local nofile pid
+	pid=$(head -n1 "/sys/fs/cgroup/pids$(sample_label /metrics/cadvisor container_sockets id container=main pod=held-e2e-node)/cgroup.procs")
+	nofile=$(awk '/^Max open files/ { print ($4 == "unlimited" ? -1 : $4) }' "/proc/$pid/limits")
+	[ "$(sample /metrics/cadvisor container_ulimits_soft container=main ulimit=max_open_files)" = "$nofile" ]
+	# the root container's filesystems (cAdvisor's fsInfo): one of them is
+	# the one of /, its size as statfs gives it
+	local limit
+	limit=$(stat -f -c '%b %S' / | awk '{ printf "%.0f", $1 * $2 }')
+	scrape /metrics/cadvisor | awk -v want="$limit" '
+		/^container_fs_limit_bytes\{container="",device="[^"]*",id="\/",/ && $2 + 0 == want + 0 { found = 1 }
+		END { exit !found }'
+	scrape /metrics/cadvisor | grep -q '^container_fs_usage_bytes{container="",device="[^"]*",id="/",'
+	promtool_accepts /metrics/resource
+	# cAdvisor's names, which promtool's linter does not like
+	promtool_accepts /metrics/cadvisor \
+		'container_cpu_load_d_average_10s metric names should not contain abbreviated units' \
+		'container_memory_failcnt counter metrics should have "_total" suffix' \
+		'container_fs_inodes_total non-counter metrics should not have "_total" suffix'
 }

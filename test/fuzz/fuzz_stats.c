@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the stats provider's parsers of /proc and cgroup files
- * (src/stats/parse.c) on arbitrary text: memory safety, and the few
- * promises their headers make. */
+ * (src/stats/parse.c, blkio.c) on arbitrary text: memory safety, and the
+ * few promises their headers make. */
 #include "stats/stats_internal.h"
 
 #include <stdint.h>
@@ -46,6 +46,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 stats__network_from_ifaces(&net, 1, ifaces, n); /* takes the array */
                 stats__network_clear(&net);
         }
+        struct stats_blkio b;
+        stats__blkio_parse_v1(text, text, &b);
+        for (size_t i = 0; i < b.n; i++)
+                if (!b.devs[i].in_bytes || !b.devs[i].in_ios)
+                        abort(); /* the same text as both tables */
+        stats__blkio_clear(&b);
+        stats__blkio_parse_v2(text, &b);
+        stats__blkio_clear(&b);
+        struct stats_partition *parts = NULL;
+        size_t np = stats__parse_partitions(text, &parts);
+        for (size_t i = 0; i < np; i++)
+                for (size_t k = i + 1; k < np; k++)
+                        if (strcmp(parts[i].device, parts[k].device) == 0)
+                                abort(); /* one partition per device */
+        stats__partitions_free(parts, np);
+        struct stats_root_fs fs = {0};
+        if (stats__parse_diskstats(text, "/dev/vda", &fs) != fs.has_disk)
+                abort();
+        int64_t nofile;
+        (void)stats__parse_nofile_soft(text, &nofile);
         free(stats__parse_proc_cgroup(text, false));
         free(stats__parse_proc_cgroup(text, true));
         free(text);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SEC 1000000000ll
 #define T0 (1700000100ll * SEC) /* the refresh: 2023-11-14T22:15:00Z */
@@ -73,6 +74,7 @@ static int setup(void **state)
         write_file(f->proc, "stat", "cpu  100 0 50 1000 0 0 0 0 0 0\nbtime 1700000000\n");
         write_file(f->proc, "sys/kernel/random/boot_id", "boot-1\n");
         write_file(f->cg, "cgroup.controllers", "cpu memory pids\n");
+        write_file(f->sys, "block/vda/dev", "253:0\n");
         atomic_store(&f->real_ns, NOW);
         atomic_store(&f->mono_ns, 1000 * SEC);
         struct stats_options o = {
@@ -84,6 +86,7 @@ static int setup(void **state)
             .housekeeping_interval_ms = 10000,
             .cgroupfs_root = f->cg,
             .proc_root = f->proc,
+            .sys_root = f->sys,
             .now_real_ns = fake_real,
             .now_mono_ns = fake_mono,
             .clock_ctx = f,
@@ -222,6 +225,10 @@ static struct stats_snapshot *fixed_snapshot(void)
         cs->page_faults = 10;
         cs->major_page_faults = 1;
         cs->processes = 2;
+        cs->fds = 7;
+        cs->sockets = 2;
+        c->cgroup.has_nofile = true;
+        c->cgroup.nofile_soft = 1048576;
         cs->threads = 5;
         cs->threads_max = 1024;
         cs->oom_kills = 1;
@@ -245,6 +252,33 @@ static struct stats_cadvisor_machine fixed_machine(void)
         snprintf(m.info.machine_id, sizeof(m.info.machine_id), "machine-1");
         snprintf(m.info.system_uuid, sizeof(m.info.system_uuid), "uuid-1");
         return m;
+}
+
+/* The fixed snapshot plus block I/O (the root cgroup's, on 8:0, not a
+ * disk of the fixture's; the app container's: the disk vda, 253:0, and an
+ * unnamed 7:1) and one root filesystem, vda, with its /proc/diskstats
+ * figures. */
+static struct stats_snapshot *with_disks(struct stats_snapshot *s)
+{
+        stats__blkio_parse_v1("8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n"
+                              "8:0 Async 12288\n8:0 Discard 0\n8:0 Total 12288\nTotal 12288\n",
+                              "8:0 Read 1\n8:0 Write 2\n8:0 Total 3\nTotal 3\n", &s->root_blkio);
+        struct stats_cgroup_view *cv = &s->pods[0].containers[0].cgroup;
+        cv->blkio = xcalloc(1, sizeof(*cv->blkio));
+        stats__blkio_parse_v2("253:0 rbytes=512 wbytes=1024 rios=3 wios=4 dbytes=0 dios=0\n"
+                              "7:1 rbytes=5 wbytes=0 rios=1 wios=0\n",
+                              cv->blkio);
+        s->n_root_fs = 1;
+        s->root_fs = xcalloc(1, sizeof(*s->root_fs));
+        s->root_fs[0] = (struct stats_root_fs){.device = xstrdup("/dev/vda"),
+                                               .limit = 1000000,
+                                               .usage = 400000,
+                                               .inodes = 100,
+                                               .inodes_free = 60};
+        assert_true(stats__parse_diskstats(
+            " 253       0 vda 10 1 80 1500 20 2 160 2500 0 3000 4000 0 0 0 0\n", "/dev/vda",
+            &s->root_fs[0]));
+        return s;
 }
 
 static char *render(struct fixture *f, const struct stats_cadvisor_machine *m)
@@ -283,6 +317,29 @@ static const struct {
     {"container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", "counter"},
     {"container_cpu_user_seconds_total", "Cumulative user cpu time consumed in seconds.",
      "counter"},
+    {"container_blkio_device_usage_total", "Blkio Device bytes usage", "counter"},
+    {"container_fs_inodes_free", "Number of available Inodes", "gauge"},
+    {"container_fs_inodes_total", "Number of Inodes", "gauge"},
+    {"container_fs_io_current", "Number of I/Os currently in progress", "gauge"},
+    {"container_fs_io_time_seconds_total", "Cumulative count of seconds spent doing I/Os",
+     "counter"},
+    {"container_fs_io_time_weighted_seconds_total", "Cumulative weighted I/O time in seconds",
+     "counter"},
+    {"container_fs_limit_bytes",
+     "Number of bytes that can be consumed by the container on this filesystem.", "gauge"},
+    {"container_fs_read_seconds_total", "Cumulative count of seconds spent reading", "counter"},
+    {"container_fs_reads_bytes_total", "Cumulative count of bytes read", "counter"},
+    {"container_fs_reads_merged_total", "Cumulative count of reads merged", "counter"},
+    {"container_fs_reads_total", "Cumulative count of reads completed", "counter"},
+    {"container_fs_sector_reads_total", "Cumulative count of sector reads completed", "counter"},
+    {"container_fs_sector_writes_total", "Cumulative count of sector writes completed", "counter"},
+    {"container_fs_usage_bytes",
+     "Number of bytes that are consumed by the container on this filesystem.", "gauge"},
+    {"container_fs_write_seconds_total", "Cumulative count of seconds spent writing", "counter"},
+    {"container_fs_writes_bytes_total", "Cumulative count of bytes written", "counter"},
+    {"container_fs_writes_merged_total", "Cumulative count of writes merged", "counter"},
+    {"container_fs_writes_total", "Cumulative count of writes completed", "counter"},
+    {"container_file_descriptors", "Number of open file descriptors for the container.", "gauge"},
     {"container_last_seen", "Last time a container was seen by the exporter", "gauge"},
     {"container_memory_cache", "Number of bytes of page cache memory.", "gauge"},
     {"container_memory_failcnt", "Number of memory usage hits limits", "counter"},
@@ -333,6 +390,7 @@ static const struct {
     {"container_processes", "Number of processes running inside the container.", "gauge"},
     {"container_scrape_error",
      "1 if there was an error while getting container metrics, 0 otherwise", "gauge"},
+    {"container_sockets", "Number of open sockets for the container.", "gauge"},
     {"container_spec_cpu_period", "CPU period of the container.", "gauge"},
     {"container_spec_cpu_quota", "CPU quota of the container.", "gauge"},
     {"container_spec_cpu_shares", "CPU share of the container.", "gauge"},
@@ -346,6 +404,10 @@ static const struct {
     {"container_threads", "Number of threads running inside the container", "gauge"},
     {"container_threads_max",
      "Maximum number of threads allowed inside the container, infinity if value is zero", "gauge"},
+    {"container_ulimits_soft",
+     "Soft ulimit values for the container root process. Unlimited if -1, except priority and "
+     "nice",
+     "gauge"},
     {"machine_cpu_cores", "Number of logical CPU cores.", "gauge"},
     {"machine_cpu_physical_cores", "Number of physical CPU cores.", "gauge"},
     {"machine_cpu_sockets", "Number of CPU sockets.", "gauge"},
@@ -425,6 +487,15 @@ static const char expected_text[] =
     "container_cpu_user_seconds_total{container=\"app\",id=\"/kubepods/burstable/poduid-a/"
     "c-a1\",image=\"docker.io/library/"
     "nginx:1.25\",name=\"c-a1\",namespace=\"default\",pod=\"web\"} 2 1700000100250\n"
+    "# HELP container_file_descriptors Number of open file descriptors for the container.\n"
+    "# TYPE container_file_descriptors gauge\n"
+    "container_file_descriptors{container=\"\",id=\"/kubepods/burstable/"
+    "poduid-a\",image=\"\",name=\"\",namespace=\"default\",pod=\"web\"} 0 1700000100000\n"
+    "container_file_descriptors{container=\"\",id=\"/kubepods/burstable/poduid-a/"
+    "sb-a\",image=\"\",name=\"sb-a\",namespace=\"default\",pod=\"web\"} 0 1700000100000\n"
+    "container_file_descriptors{container=\"app\",id=\"/kubepods/burstable/poduid-a/"
+    "c-a1\",image=\"docker.io/library/"
+    "nginx:1.25\",name=\"c-a1\",namespace=\"default\",pod=\"web\"} 7 1700000100250\n"
     "# HELP container_last_seen Last time a container was seen by the exporter\n"
     "# TYPE container_last_seen gauge\n"
     "container_last_seen{container=\"\",id=\"/\",image=\"\",name=\"\",namespace=\"\",pod=\"\"} "
@@ -728,6 +799,15 @@ static const char expected_text[] =
     "otherwise\n"
     "# TYPE container_scrape_error gauge\n"
     "container_scrape_error 0\n"
+    "# HELP container_sockets Number of open sockets for the container.\n"
+    "# TYPE container_sockets gauge\n"
+    "container_sockets{container=\"\",id=\"/kubepods/burstable/"
+    "poduid-a\",image=\"\",name=\"\",namespace=\"default\",pod=\"web\"} 0 1700000100000\n"
+    "container_sockets{container=\"\",id=\"/kubepods/burstable/poduid-a/"
+    "sb-a\",image=\"\",name=\"sb-a\",namespace=\"default\",pod=\"web\"} 0 1700000100000\n"
+    "container_sockets{container=\"app\",id=\"/kubepods/burstable/poduid-a/"
+    "c-a1\",image=\"docker.io/library/"
+    "nginx:1.25\",name=\"c-a1\",namespace=\"default\",pod=\"web\"} 2 1700000100250\n"
     "# HELP container_spec_cpu_period CPU period of the container.\n"
     "# TYPE container_spec_cpu_period gauge\n"
     "container_spec_cpu_period{container=\"\",id=\"/kubepods/burstable/"
@@ -861,6 +941,13 @@ static const char expected_text[] =
     "container_threads_max{container=\"app\",id=\"/kubepods/burstable/poduid-a/"
     "c-a1\",image=\"docker.io/library/"
     "nginx:1.25\",name=\"c-a1\",namespace=\"default\",pod=\"web\"} 1024 1700000100250\n"
+    "# HELP container_ulimits_soft Soft ulimit values for the container root process. Unlimited if "
+    "-1, except priority and nice\n"
+    "# TYPE container_ulimits_soft gauge\n"
+    "container_ulimits_soft{container=\"app\",id=\"/kubepods/burstable/poduid-a/"
+    "c-a1\",image=\"docker.io/library/"
+    "nginx:1.25\",name=\"c-a1\",namespace=\"default\",pod=\"web\",ulimit=\"max_open_files\"} "
+    "1.048576e+06 1700000100250\n"
     "# HELP machine_cpu_cores Number of logical CPU cores.\n"
     "# TYPE machine_cpu_cores gauge\n"
     "machine_cpu_cores{boot_id=\"boot-1\",machine_id=\"machine-1\",system_uuid=\"uuid-1\"} 4 "
@@ -926,7 +1013,7 @@ static void test_text(void **state)
 static void test_help_and_type(void **state)
 {
         struct fixture *f = *state;
-        install_snapshot(f, fixed_snapshot());
+        install_snapshot(f, with_disks(fixed_snapshot()));
         struct stats_cadvisor_machine m = fixed_machine();
         cleanup_free char *text = render(f, &m);
         size_t families = 0;
@@ -1130,6 +1217,247 @@ static void test_net_dev_packets(void **state)
         free(v);
 }
 
+/* The DiskIO and DiskUsage families: a container's io.stat per device
+ * (named from the disk map, "" when unknown), the root's blkio table and
+ * its filesystem (statfs and diskstats, cAdvisor's ms / 1e9 times). */
+static void test_disk_io(void **state)
+{
+        struct fixture *f = *state;
+        install_snapshot(f, with_disks(fixed_snapshot()));
+        struct stats_cadvisor_machine m = fixed_machine();
+        cleanup_free char *text = render(f, &m);
+        static const char *const want[] = {
+            "container_fs_reads_bytes_total{container=\"app\",device=\"/dev/vda\",id=\"/kubepods/"
+            "burstable/poduid-a/c-a1\",image=\"docker.io/library/nginx:1.25\",name=\"c-a1\","
+            "namespace=\"default\",pod=\"web\"} 512 1700000100250\n",
+            "container_fs_reads_bytes_total{container=\"app\",device=\"\",id=\"/kubepods/"
+            "burstable/poduid-a/c-a1\",image=\"docker.io/library/nginx:1.25\",name=\"c-a1\","
+            "namespace=\"default\",pod=\"web\"} 5 1700000100250\n",
+            "container_fs_writes_total{container=\"app\",device=\"/dev/vda\",id=\"/kubepods/"
+            "burstable/poduid-a/c-a1\",image=\"docker.io/library/nginx:1.25\",name=\"c-a1\","
+            "namespace=\"default\",pod=\"web\"} 4 1700000100250\n",
+            "container_blkio_device_usage_total{container=\"app\",device=\"/dev/vda\",id=\"/"
+            "kubepods/burstable/poduid-a/c-a1\",image=\"docker.io/library/nginx:1.25\",major="
+            "\"253\",minor=\"0\",name=\"c-a1\",namespace=\"default\",operation=\"Write\","
+            "pod=\"web\"} 1024 1700000100250\n",
+            /* the root: its blkio table, then its filesystem */
+            "container_fs_reads_total{container=\"\",device=\"\",id=\"/\",image=\"\","
+            "name=\"\",namespace=\"\",pod=\"\"} 1 1700000100000\n",
+            "container_fs_reads_total{container=\"\",device=\"/dev/vda\",id=\"/\",image=\"\","
+            "name=\"\",namespace=\"\",pod=\"\"} 10 1700000100000\n",
+            "container_blkio_device_usage_total{container=\"\",device=\"\",id=\"/\","
+            "image=\"\",major=\"8\",minor=\"0\",name=\"\",namespace=\"\",operation="
+            "\"Async\",pod=\"\"} 12288 1700000100000\n",
+            "container_fs_usage_bytes{container=\"\",device=\"/dev/vda\",id=\"/\",image=\"\","
+            "name=\"\",namespace=\"\",pod=\"\"} 400000 1700000100000\n",
+            "container_fs_limit_bytes{container=\"\",device=\"/dev/vda\",id=\"/\",image=\"\","
+            "name=\"\",namespace=\"\",pod=\"\"} 1e+06 1700000100000\n",
+            "container_fs_inodes_free{container=\"\",device=\"/dev/vda\",id=\"/\",image=\"\","
+            "name=\"\",namespace=\"\",pod=\"\"} 60 1700000100000\n",
+            "container_fs_sector_writes_total{container=\"\",device=\"/dev/vda\",id=\"/\","
+            "image=\"\",name=\"\",namespace=\"\",pod=\"\"} 160 1700000100000\n",
+            "container_fs_read_seconds_total{container=\"\",device=\"/dev/vda\",id=\"/\","
+            "image=\"\",name=\"\",namespace=\"\",pod=\"\"} 1.5e-06 1700000100000\n",
+            "container_fs_io_time_weighted_seconds_total{container=\"\",device=\"/dev/vda\","
+            "id=\"/\",image=\"\",name=\"\",namespace=\"\",pod=\"\"} 4e-06 1700000100000\n",
+        };
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+                if (strstr(text, want[i]) == NULL)
+                        fail_msg("missing:\n%s", want[i]);
+        /* no merged table in blkio: the root filesystem's value alone */
+        assert_null(strstr(text, "container_fs_reads_merged_total{container=\"\",device=\"\""));
+        assert_non_null(strstr(text, "container_fs_reads_merged_total{container=\"\",device=\"/dev/"
+                                     "vda\",id=\"/\",image=\"\",name=\"\",namespace=\"\",pod="
+                                     "\"\"} 1 1700000100000\n"));
+        /* a v2 table has Read and Write only */
+        assert_null(strstr(text, "operation=\"Sync\",pod=\"web\""));
+}
+
+/* The blkio tables as runc parses them. */
+static void test_blkio_parse(void **state)
+{
+        (void)state;
+        struct stats_blkio b;
+        stats__blkio_parse_v1("8:0 Read 100\n8:0 Write 200\nbad line\n8:0 Bogus 5\n8:16 Read 7\n"
+                              "Total 307\n",
+                              "8:0 Read 1\n8:0 Write x\n", &b);
+        assert_int_equal(b.n, 2);
+        assert_int_equal(b.devs[0].major, 8);
+        assert_int_equal(b.devs[0].minor, 0);
+        assert_true(b.devs[0].in_bytes && b.devs[0].in_ios);
+        assert_int_equal(b.devs[0].bytes[STATS_BLKIO_READ], 100);
+        assert_int_equal(b.devs[0].bytes[STATS_BLKIO_WRITE], 200);
+        assert_false(b.devs[0].has_bytes[STATS_BLKIO_SYNC]);
+        assert_int_equal(b.devs[0].ios[STATS_BLKIO_READ], 1);
+        assert_false(b.devs[0].has_ios[STATS_BLKIO_WRITE]); /* "x" */
+        assert_true(b.devs[1].in_bytes);
+        assert_false(b.devs[1].in_ios);
+        stats__blkio_clear(&b);
+
+        stats__blkio_parse_v2("259:0 rbytes=10 wbytes=20 rios=1 wios=2 dbytes=9 dios=1\n"
+                              "259:1 junk rbytes= wios=5\n\n8:a rbytes=1\n",
+                              &b);
+        assert_int_equal(b.n, 2);
+        assert_int_equal(b.devs[0].bytes[STATS_BLKIO_READ], 10);
+        assert_int_equal(b.devs[0].bytes[STATS_BLKIO_WRITE], 20);
+        assert_int_equal(b.devs[0].ios[STATS_BLKIO_WRITE], 2);
+        assert_false(b.devs[0].has_bytes[STATS_BLKIO_DISCARD]);
+        assert_false(b.devs[1].in_bytes);
+        assert_int_equal(b.devs[1].ios[STATS_BLKIO_WRITE], 5);
+        stats__blkio_clear(&b);
+
+        stats__blkio_parse_v1(NULL, NULL, &b);
+        assert_int_equal(b.n, 0);
+}
+
+/* runc's v1 table order: the bfq table lists nothing ("Total 0"), the
+ * throttle one does. */
+static void test_cgroup_blkio_v1(void **state)
+{
+        struct fixture *f = *state;
+        cleanup_free char *v1 = xasprintf("%s/v1", f->base);
+        write_file(v1, "blkio/kubepods/pod1/blkio.bfq.io_serviced_recursive", "Total 0\n");
+        write_file(v1, "blkio/kubepods/pod1/blkio.bfq.io_service_bytes_recursive", "Total 0\n");
+        write_file(v1, "blkio/kubepods/pod1/blkio.throttle.io_serviced_recursive",
+                   "253:0 Read 3\n253:0 Write 4\nTotal 7\n");
+        write_file(v1, "blkio/kubepods/pod1/blkio.throttle.io_service_bytes_recursive",
+                   "253:0 Read 300\n253:0 Write 400\nTotal 700\n");
+        struct stats_cgroupfs fs;
+        stats__cgroupfs_init(&fs, v1);
+        assert_false(fs.v2);
+        struct stats_blkio b;
+        stats__cgroup_blkio(&fs, "/kubepods/pod1", &b);
+        assert_int_equal(b.n, 1);
+        assert_int_equal(b.devs[0].bytes[STATS_BLKIO_WRITE], 400);
+        assert_int_equal(b.devs[0].ios[STATS_BLKIO_READ], 3);
+        stats__blkio_clear(&b);
+        stats__cgroup_blkio(&fs, "/kubepods/none", &b);
+        assert_int_equal(b.n, 0);
+        stats__cgroupfs_clear(&fs);
+}
+
+/* fsInfo's partitions: supported types, one per source (bind mounts
+ * skipped), tmpfs by mount point, overlay by source and device number,
+ * escaped mount points. */
+static void test_partitions(void **state)
+{
+        (void)state;
+        static const char mountinfo[] =
+            "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+            "27 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+            "30 27 253:0 /var/lib/x /mnt/bind rw - ext4 /dev/vda rw\n"
+            "31 27 0:40 / /run/my\\040dir rw master:2 - tmpfs tmpfs rw\n"
+            "32 27 0:41 / /var/lib/kubelet/pods/u/volumes/kubernetes.io~projected/t rw - tmpfs "
+            "tmpfs rw\n"
+            "33 27 0:50 / /var/lib/containerd/rootfs rw - overlay overlay rw,lowerdir=/a\n"
+            "34 27 0:51 / /data rw - xfs /dev/vdb1 rw\n"
+            "35 27 0:52 / /nfs rw - nfs4 server:/export rw\n"
+            "36 27 0:53 / /broken rw no-dash-here\n";
+        struct stats_partition *p;
+        size_t n = stats__parse_partitions(mountinfo, &p);
+        assert_int_equal(n, 6);
+        assert_string_equal(p[0].device, "/dev/vda");
+        assert_string_equal(p[0].mountpoint, "/");
+        assert_int_equal(p[0].major, 253);
+        assert_string_equal(p[1].device, "/run/my dir");
+        assert_string_equal(p[1].mountpoint, "/run/my dir");
+        assert_string_equal(p[3].device, "overlay_0-50");
+        assert_string_equal(p[4].device, "/dev/vdb1");
+        assert_string_equal(p[5].device, "server:/export");
+        stats__partitions_free(p, n);
+        assert_int_equal(stats__parse_partitions(NULL, &p), 0);
+        assert_null(p);
+}
+
+/* /proc/diskstats as cAdvisor reads it: by name, sd/vd/xvd/dm- only, all
+ * 11 columns. */
+static void test_diskstats(void **state)
+{
+        (void)state;
+        static const char text[] =
+            "   7       0 loop0 1 2 3 4 5 6 7 8 9 10 11\n"
+            " 253       0 vda 10 1 80 1500 20 2 160 2500 1 3000 4000 0 0 0 0\n"
+            " 253      16 vdb 1 2 3\n"
+            " 252       0 dm-0 5 0 0 0 0 0 0 0 0 0 0\n"
+            " 259       0 nvme0n1 5 0 0 0 0 0 0 0 0 0 0\n";
+        struct stats_root_fs fs = {0};
+        assert_true(stats__parse_diskstats(text, "/dev/vda", &fs));
+        assert_int_equal(fs.reads, 10);
+        assert_int_equal(fs.sectors_written, 160);
+        assert_int_equal(fs.io_in_progress, 1);
+        assert_int_equal(fs.weighted_io_ms, 4000);
+        assert_false(stats__parse_diskstats(text, "/dev/vdb", &fs));   /* short */
+        assert_false(stats__parse_diskstats(text, "/dev/loop0", &fs)); /* not a disk name */
+        assert_false(stats__parse_diskstats(text, "/dev/nvme0n1", &fs));
+        assert_false(stats__parse_diskstats(text, "tmpfs", &fs));
+        memset(&fs, 0, sizeof(fs));
+        assert_true(stats__parse_diskstats(text, "/dev/dm-0", &fs));
+        assert_int_equal(fs.reads, 5);
+}
+
+/* MachineInfo.DiskMap: <sys>/block but loop, ram, sr and hidden devices. */
+static void test_disks(void **state)
+{
+        struct fixture *f = *state;
+        write_file(f->sys, "block/loop0/dev", "7:0\n");
+        write_file(f->sys, "block/ram0/dev", "1:0\n");
+        write_file(f->sys, "block/sr0/dev", "11:0\n");
+        write_file(f->sys, "block/nvme0c0n1/dev", "259:9\n");
+        write_file(f->sys, "block/nvme0c0n1/hidden", "1\n");
+        write_file(f->sys, "block/nvme0n1/dev", "259:0\n");
+        write_file(f->sys, "block/nvme0n1/hidden", "0\n");
+        write_file(f->sys, "block/bad/dev", "x\n");
+        struct stats_disk *d;
+        size_t n = stats__disks_read(f->sys, &d);
+        assert_int_equal(n, 2); /* vda (setup) and nvme0n1 */
+        assert_string_equal(stats__disk_name(d, n, 253, 0), "/dev/vda");
+        assert_string_equal(stats__disk_name(d, n, 259, 0), "/dev/nvme0n1");
+        assert_string_equal(stats__disk_name(d, n, 259, 9), "");
+        assert_string_equal(stats__disk_name(d, n, 7, 0), "");
+        stats__disks_free(d, n);
+}
+
+/* processStatsFromProcs: the fds of the cgroup's processes, the sockets
+ * among them; the soft "Max open files" of /proc/<pid>/limits. */
+static void test_process_fds(void **state)
+{
+        struct fixture *f = *state;
+        write_file(f->cg, "kubepods/pod1/c1/cgroup.procs", "100\n101\n102\n");
+        write_file(f->cg, "kubepods/pod1/c1/memory.current", "10\n");
+        write_file(f->proc, "100/fd/.keep", "");
+        write_file(f->proc, "101/fd/.keep", "");
+        const char *links[][2] = {{"100/fd/0", "/dev/null"},
+                                  {"100/fd/1", "socket:[123]"},
+                                  {"100/fd/2", "pipe:[9]"},
+                                  {"101/fd/3", "socket:[124]"}};
+        for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+                cleanup_free char *path = xasprintf("%s/%s", f->proc, links[i][0]);
+                assert_int_equal(symlink(links[i][1], path), 0);
+        }
+        struct stats_cgroupfs fs;
+        stats__cgroupfs_init(&fs, f->cg);
+        struct stats_cgroup_sample s;
+        assert_true(stats__cgroup_read(&fs, "/kubepods/pod1/c1", f->proc, &s));
+        stats__cgroupfs_clear(&fs);
+        assert_int_equal(s.processes, 3); /* 102 has no /proc entry: no fds */
+        assert_int_equal(s.fds, 4);
+        assert_int_equal(s.sockets, 2);
+
+        int64_t v = 0;
+        assert_true(stats__parse_nofile_soft(
+            "Limit                     Soft Limit           Hard Limit           Units\n"
+            "Max processes             63382                63382                processes\n"
+            "Max open files            1024                 524288               files\n",
+            &v));
+        assert_int_equal(v, 1024);
+        assert_true(stats__parse_nofile_soft("Max open files unlimited unlimited files\n", &v));
+        assert_int_equal(v, -1);
+        assert_false(stats__parse_nofile_soft("Max open files 1024 files\n", &v));
+        assert_false(stats__parse_nofile_soft("Max open files 1024 lots files\n", &v));
+        assert_false(stats__parse_nofile_soft("Max processes 1 1 processes\n", &v));
+        assert_false(stats__parse_nofile_soft(NULL, &v));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1140,6 +1468,13 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_cgroup_extras_v2, setup, teardown),
             cmocka_unit_test(test_cgroup_extras_v1),
             cmocka_unit_test(test_net_dev_packets),
+            cmocka_unit_test_setup_teardown(test_disk_io, setup, teardown),
+            cmocka_unit_test(test_blkio_parse),
+            cmocka_unit_test_setup_teardown(test_cgroup_blkio_v1, setup, teardown),
+            cmocka_unit_test(test_partitions),
+            cmocka_unit_test(test_diskstats),
+            cmocka_unit_test_setup_teardown(test_disks, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_process_fds, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
