@@ -24,9 +24,6 @@
 #include <nghttp2/nghttp2.h>
 
 #include <inttypes.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>

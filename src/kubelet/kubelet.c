@@ -190,7 +190,7 @@ static void submit_orphan(struct kubelet *kl, const char *uid, const char *name,
 
 /* Submits the record's work: a sync, or its kill once it is deleting.
  * update_type: upstream's SyncPodType of what asked for it ("create",
- * "update", "sync"; a pod that left its source: "kill"). */
+ * "update", "sync"; NULL for a pod that left its source: not timed). */
 static void sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type)
 {
         if (r->rejected || r->terminal)
@@ -383,7 +383,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 }
                 r->deleting = true;
                 r->terminal = false;
-                sync_record(kl, r, "kill");
+                sync_record(kl, r, NULL); /* upstream's deletePod: no StartTime */
         }
         /* ADD in creation order (admission is first come, first served),
          * UPDATE when the object changed. */

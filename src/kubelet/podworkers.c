@@ -198,9 +198,13 @@ bool podworkers_submit(struct podworkers *pw, struct pod_work *w)
                 pod_work_clear(w);
                 return false;
         }
-        if (s->has_pending)
-                pod_work_clear(&s->pending);
+        /* the replaced work's submission time stays, as upstream keeps
+         * the oldest StartTime: the wait is counted from the first */
         w->submitted_us = fs_now_mono_us();
+        if (s->has_pending) {
+                w->submitted_us = s->pending.submitted_us;
+                pod_work_clear(&s->pending);
+        }
         s->pending = *w;
         s->has_pending = true;
         memset(w, 0, sizeof(*w));

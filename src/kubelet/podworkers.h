@@ -31,15 +31,18 @@ struct pod_work {
         char *namespace;
         int64_t grace_s; /* kill: -1 = the pod's own */
         /* what made the sync loop submit it, as upstream's SyncPodType:
-         * "create", "update", "sync" or "kill" (a static string; NULL for
-         * orphans): kubelet_pod_worker_duration_seconds' operation_type */
+         * "create", "update" or "sync" (a static string): the
+         * operation_type of kubelet_pod_worker_duration_seconds; NULL
+         * records nothing (a pod gone from its source, an orphan: upstream
+         * gives those updates no StartTime) */
         const char *update_type;
         /* when the kubelet first saw the pod (CLOCK_MONOTONIC us; 0 for
          * orphans): kubelet_pod_start_duration_seconds */
         int64_t first_seen_us;
-        /* set by the pool: when the work was submitted and when a thread
-         * took it (CLOCK_MONOTONIC us); their difference is the time the
-         * work waited for a free worker */
+        /* set by the pool: when the work was submitted (the first of the
+         * pending work it replaced) and when a thread took it
+         * (CLOCK_MONOTONIC us); their difference is the time the work
+         * waited */
         int64_t submitted_us;
         int64_t started_us;
 };

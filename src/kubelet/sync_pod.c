@@ -265,13 +265,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
          * of the last sync (CrashLoopBackOff, PostStartHookError...) until
          * this sync replaces them, as upstream's reason cache does. */
         const char *phase = current_phase(kl, pod, rs, net_ready);
-        if (status_store_version(kl->status, pod->uid) == 0) {
-                /* upstream's SyncPod observes the start duration when the
-                 * status manager has no status of the pod yet, as here
-                 * (and again at Pending -> Running, below): kept as it is */
-                observe_pod_start(first_seen_us);
+        bool first_status = status_store_version(kl->status, pod->uid) == 0;
+        if (first_status)
                 update_status(kl, pod, rs, NULL, net_ready); /* a first, Pending status */
-        }
         if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
                 update_status(kl, pod, rs, NULL, net_ready);
                 LOG_INFO(2, "Pod is terminal, stopping it", "pod=\"%s\" phase=\"%s\"",
@@ -285,6 +281,12 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 ret = 0;
                 goto out;
         }
+        /* upstream's SyncPod observes the start duration (past its return
+         * for terminal pods) when the status manager has no status of the
+         * pod yet, as here, and again at Pending -> Running, below: a pod
+         * counts twice, kept as upstream has it */
+        if (first_status)
+                observe_pod_start(first_seen_us);
         int64_t deadline_check_ms = 0;
         if (past_active_deadline(kl, pod, &deadline_check_ms)) {
                 LOG_INFO(0, "Pod was active on the node longer than the specified deadline",
@@ -347,6 +349,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 goto out;
         }
         prober_update_pod(kl->prober, pod, rs);
+        /* upstream sees Pending -> Running at the sync after the one that
+         * started the containers (its status is generated before they
+         * start); here at the end of that sync: about one relist earlier */
         char before[16];
         stored_phase(kl, pod->uid, before, sizeof(before));
         const char *after = update_status(kl, pod, rs, &result, net_ready);
@@ -400,8 +405,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                          (double)(cri_client_busy_us(cri) - cri_before_us) / 1000.0,
                          r == 0 ? "true" : "false");
                 /* upstream measures from the dispatch: the wait included */
-                kmetrics_pod_worker(w->update_type ? w->update_type : "sync",
-                                    seconds_since(w->submitted_us));
+                if (w->update_type)
+                        kmetrics_pod_worker(w->update_type, seconds_since(w->submitted_us));
                 break;
         }
         case POD_WORK_KILL:
@@ -413,8 +418,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 if (r < 0)
                         LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), pod_full_name(w->pod), w->uid);
-                kmetrics_pod_worker(w->update_type ? w->update_type : "kill",
-                                    seconds_since(w->submitted_us));
+                if (w->update_type) /* a deletion through the apiserver: "update" */
+                        kmetrics_pod_worker(w->update_type, seconds_since(w->submitted_us));
                 break;
         case POD_WORK_KILL_ORPHAN:
         default:

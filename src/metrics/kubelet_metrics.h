@@ -37,9 +37,9 @@ void kmetrics_pleg_relist(double seconds, double interval);
  * ("created", "running", "exited", "unknown") as the last relist saw them. */
 void kmetrics_set_running(size_t pods, const size_t containers[4]);
 
-/* kubelet_pod_worker_duration_seconds{operation_type}: "create", "update",
- * "sync" or "kill" (upstream's SyncPodType), from the work's submission to
- * its end. */
+/* kubelet_pod_worker_duration_seconds{operation_type}: "create", "update"
+ * or "sync" (upstream's SyncPodType), from the work's submission to its
+ * end. */
 void kmetrics_pod_worker(const char *operation, double seconds);
 
 /* kubelet_pod_start_duration_seconds: from the kubelet first seeing a pod

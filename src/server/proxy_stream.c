@@ -7,13 +7,13 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define PROXY_CONNECT_TIMEOUT_MS 10000
@@ -178,6 +178,9 @@ int proxy_stream(struct httpd_conn *c, const struct httpd_request *req, const ch
             net_tcp_dial(host, port, fs_now_mono_ms() + PROXY_CONNECT_TIMEOUT_MS, false, err);
         if (fd < 0)
                 return ck_error_wrap(err, "streaming server");
+        /* a runtime that stops reading does not hold the stream forever */
+        struct timeval tv = {.tv_sec = PROXY_CONNECT_TIMEOUT_MS / 1000};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         cleanup_free char *head = backend_head(req, host, port, path);
         if (send_all(fd, head, strlen(head)) < 0)
                 return ck_error_make(err, errno, "streaming server: send the request");

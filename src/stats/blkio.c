@@ -14,11 +14,14 @@
 #include "util/xalloc.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 const char *const stats_blkio_op_names[STATS_BLKIO_N_OPS] = {
     [STATS_BLKIO_READ] = "Read",   [STATS_BLKIO_WRITE] = "Write",     [STATS_BLKIO_SYNC] = "Sync",
@@ -342,7 +345,8 @@ size_t stats__parse_partitions(const char *mountinfo, struct stats_partition **o
                 (*out)[n++] = (struct stats_partition){.device = device,
                                                        .mountpoint = xstrdup(mountpoint),
                                                        .major = major,
-                                                       .minor = minor};
+                                                       .minor = minor,
+                                                       .network = strncmp(type, "nfs", 3) == 0};
                 device = NULL;
         }
         return n;
@@ -350,6 +354,7 @@ size_t stats__parse_partitions(const char *mountinfo, struct stats_partition **o
 
 void stats__partitions_free(struct stats_partition *p, size_t n)
 {
+        stats__partition_jobs_release(p, n);
         for (size_t i = 0; i < n; i++) {
                 free(p[i].device);
                 free(p[i].mountpoint);
@@ -388,14 +393,38 @@ static bool disk_stats_name(const char *s, size_t len)
         return i == len;
 }
 
-bool stats__parse_diskstats(const char *text, const char *device, struct stats_root_fs *fs)
+/* The 11 counters after the name of a diskstats line into fs. */
+static bool diskstats_fields(const char *p, struct stats_root_fs *fs)
 {
-        if (strncmp(device, "/dev/", 5) != 0)
-                return false;
-        const char *want = device + 5;
+        uint64_t v[11];
+        for (size_t k = 0; k < 11; k++) {
+                skip_blanks(&p);
+                if (!parse_u64_at(&p, &v[k]))
+                        return false; /* cAdvisor: "could not parse all 11 columns" */
+        }
+        fs->has_disk = true;
+        fs->reads = v[0];
+        fs->reads_merged = v[1];
+        fs->sectors_read = v[2];
+        fs->read_ms = v[3];
+        fs->writes = v[4];
+        fs->writes_merged = v[5];
+        fs->sectors_written = v[6];
+        fs->write_ms = v[7];
+        fs->io_in_progress = v[8];
+        fs->io_ms = v[9];
+        fs->weighted_io_ms = v[10];
+        return true;
+}
+
+bool stats__parse_diskstats(const char *text, const char *device, uint32_t major, uint32_t minor,
+                            struct stats_root_fs *fs)
+{
+        const char *want = strncmp(device, "/dev/", 5) == 0 ? device + 5 : NULL;
+        const char *by_number = NULL; /* the fields of the major:minor line */
         for (const char *line = text; line && *line; line = next_line(line)) {
                 const char *p = line;
-                uint64_t v[11], devno[2];
+                uint64_t devno[2];
                 skip_blanks(&p);
                 if (!parse_u64_at(&p, &devno[0]))
                         continue;
@@ -407,53 +436,116 @@ bool stats__parse_diskstats(const char *text, const char *device, struct stats_r
                 while (*p && *p != ' ' && *p != '\t' && *p != '\n')
                         p++;
                 size_t len = (size_t)(p - name);
-                if (!disk_stats_name(name, len) || strlen(want) != len ||
-                    memcmp(name, want, len) != 0)
-                        continue;
-                size_t k = 0;
-                for (; k < 11; k++) {
-                        skip_blanks(&p);
-                        if (!parse_u64_at(&p, &v[k]))
-                                break;
-                }
-                if (k < 11) /* cAdvisor: "could not parse all 11 columns" */
-                        return false;
-                fs->has_disk = true;
-                fs->reads = v[0];
-                fs->reads_merged = v[1];
-                fs->sectors_read = v[2];
-                fs->read_ms = v[3];
-                fs->writes = v[4];
-                fs->writes_merged = v[5];
-                fs->sectors_written = v[6];
-                fs->write_ms = v[7];
-                fs->io_in_progress = v[8];
-                fs->io_ms = v[9];
-                fs->weighted_io_ms = v[10];
-                return true;
+                if (!disk_stats_name(name, len))
+                        continue; /* cAdvisor's map holds these only */
+                if (want && strlen(want) == len && memcmp(name, want, len) == 0)
+                        return diskstats_fields(p, fs);
+                if (by_number == NULL && devno[0] == major && devno[1] == minor)
+                        by_number = p;
         }
-        return false;
+        return by_number && diskstats_fields(by_number, fs);
 }
 
-size_t stats__root_fs_read(const struct stats_partition *parts, size_t n, const char *diskstats,
+/* ---- statfs, bounded for network filesystems ------------------------------------ */
+
+struct stats_statfs_job {
+        atomic_int refs; /* the thread's and the partition's */
+        atomic_bool done;
+        char *path;
+        int rc;
+        struct statvfs st;
+};
+
+static void job_unref(struct stats_statfs_job *j)
+{
+        if (atomic_fetch_sub(&j->refs, 1) == 1) {
+                free(j->path);
+                free(j);
+        }
+}
+
+static void *job_run(void *arg)
+{
+        struct stats_statfs_job *j = arg;
+        j->rc = statvfs(j->path, &j->st);
+        atomic_store(&j->done, true);
+        job_unref(j);
+        return NULL;
+}
+
+#define STATFS_TIMEOUT_S 2
+
+/* statvfs of a network filesystem's mount point, 2 s at most; a call still
+ * running from an earlier refresh: skipped until it returns. */
+static int statvfs_bounded(struct stats_partition *part, struct statvfs *st)
+{
+        if (part->job) {
+                if (!atomic_load(&part->job->done))
+                        return -1; /* still hung */
+                job_unref(part->job);
+                part->job = NULL;
+        }
+        struct stats_statfs_job *j = xcalloc(1, sizeof(*j));
+        atomic_init(&j->refs, 2);
+        j->path = xstrdup(part->mountpoint);
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 64u << 10);
+        int e = pthread_create(&t, &attr, job_run, j);
+        pthread_attr_destroy(&attr);
+        if (e != 0) {
+                free(j->path);
+                free(j);
+                return -1;
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += STATFS_TIMEOUT_S;
+        if (pthread_timedjoin_np(t, NULL, &deadline) != 0) {
+                pthread_detach(t);
+                part->job = j; /* the partition's reference */
+                return -1;
+        }
+        int rc = j->rc;
+        if (rc == 0)
+                *st = j->st;
+        job_unref(j);
+        return rc;
+}
+
+void stats__partition_jobs_release(struct stats_partition *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (p[i].job) {
+                        job_unref(p[i].job);
+                        p[i].job = NULL;
+                }
+}
+
+size_t stats__root_fs_read(struct stats_partition *parts, size_t n, const char *diskstats,
                            struct stats_root_fs **out)
 {
         *out = NULL;
         size_t o = 0;
         for (size_t i = 0; i < n; i++) {
                 struct statvfs st;
-                if (statvfs(parts[i].mountpoint, &st) < 0)
+                int rc = parts[i].network ? statvfs_bounded(&parts[i], &st)
+                                          : statvfs(parts[i].mountpoint, &st);
+                if (rc < 0)
                         continue; /* cAdvisor logs it and goes on */
                 uint64_t frsize = st.f_frsize ? st.f_frsize : st.f_bsize;
                 struct stats_root_fs fs = {
                     .device = xstrdup(parts[i].device),
+                    .major = parts[i].major,
+                    .minor = parts[i].minor,
                     .limit = (uint64_t)st.f_blocks * frsize,
                     .usage = (uint64_t)(st.f_blocks - st.f_bfree) * frsize,
                     .inodes = (uint64_t)st.f_files,
                     .inodes_free = (uint64_t)st.f_ffree,
                 };
                 if (diskstats)
-                        stats__parse_diskstats(diskstats, fs.device, &fs);
+                        stats__parse_diskstats(diskstats, fs.device, fs.major, fs.minor, &fs);
                 *out = xrealloc(*out, (o + 1) * sizeof(**out));
                 (*out)[o++] = fs;
         }

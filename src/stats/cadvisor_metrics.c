@@ -10,6 +10,9 @@
  * The containers are the cgroups cAdvisor would report for the pods, with
  * the labels of the kubelet's containerPrometheusLabelsFunc:
  *   "/"                    the root: id="/", the rest "" (the node's values)
+ *   <raw cgroup>           id=<cgroup>, the rest "": the pods' cgroup and
+ *                          its QoS classes, the kubelet's, the runtime's and
+ *                          the system cgroups (the kubelet's cgroupRoots)
  *   <pod cgroup>           id=<cgroup>, pod, namespace; container, image,
  *                          name "" (GetPodByCgroupfs)
  *   <pod cgroup>/<sandbox> the pause container: name=<sandbox id>,
@@ -609,6 +612,16 @@ static bool fs_value(enum family f, const struct stats_root_fs *fs, double *v)
         }
 }
 
+/* The device label of a blkio device: for the root, the filesystem on it
+ * first (cAdvisor's fsNamer), else the machine's disk of that number. */
+static const char *device_name(const struct entry *en, uint32_t major, uint32_t minor)
+{
+        for (size_t i = 0; i < en->n_fs; i++)
+                if (en->fs[i].major == major && en->fs[i].minor == minor)
+                        return en->fs[i].device;
+        return stats__disk_name(en->p->disks, en->p->n_disks, major, minor);
+}
+
 /* cAdvisor's ioValues / fsValues: a value per device of the blkio table,
  * then one per filesystem; blkio_device_usage: every operation of each
  * device's IoServiceBytes. */
@@ -624,8 +637,7 @@ static void collect_disk(enum family f, const struct entry *en, struct metrics_e
                         char major[16], minor[16];
                         snprintf(major, sizeof(major), "%" PRIu32, d->major);
                         snprintf(minor, sizeof(minor), "%" PRIu32, d->minor);
-                        const char *dev =
-                            stats__disk_name(en->p->disks, en->p->n_disks, d->major, d->minor);
+                        const char *dev = device_name(en, d->major, d->minor);
                         for (int op = 0; op < STATS_BLKIO_N_OPS; op++)
                                 if (d->has_bytes[op])
                                         emit4(e, en,
@@ -642,8 +654,7 @@ static void collect_disk(enum family f, const struct entry *en, struct metrics_e
                         const struct stats_blkio_dev *d = &b->devs[i];
                         if (!(bytes ? d->in_bytes : d->in_ios))
                                 continue;
-                        const char *dev =
-                            stats__disk_name(en->p->disks, en->p->n_disks, d->major, d->minor);
+                        const char *dev = device_name(en, d->major, d->minor);
                         emit(e, en, dev, NULL, (double)(bytes ? d->bytes[op] : d->ios[op]), true,
                              t);
                 }
@@ -961,10 +972,22 @@ static void collect_containers(const struct cadvisor_ctx *c, enum family f,
             .blkio = &s->root_blkio,
             .fs = s->root_fs,
             .n_fs = s->n_root_fs,
-            .io_time_ns = s->node.cpu.time_ns,
+            .io_time_ns = s->root_time_ns,
             .p = c->p,
         };
         collect_entry(f, &root, now, e);
+        for (size_t i = 0; i < s->n_raw; i++) {
+                const struct stats_raw_cgroup *rc = &s->raw[i];
+                struct entry en = {
+                    .v = {"", rc->view.name, "", "", "", ""},
+                    .start_ns = rc->start_ns,
+                    .cg = &rc->view,
+                    .blkio = rc->view.blkio,
+                    .io_time_ns = rc->view.time_ns,
+                    .p = c->p,
+                };
+                collect_entry(f, &en, now, e);
+        }
         for (size_t i = 0; i < s->n_pods; i++)
                 collect_pod(c->p, f, &s->pods[i], now, e);
 }

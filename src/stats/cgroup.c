@@ -81,10 +81,8 @@ bool stats__cgroup_exists(const struct stats_cgroupfs *fs, const char *name)
 
 static char *procs_dir(const struct stats_cgroupfs *fs, const char *name);
 
-/* cAdvisor's processStatsFromProcs: the entries of /proc/<pid>/fd of the
- * cgroup's own processes, and those that are sockets. */
-static void count_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
-                      uint64_t *fds, uint64_t *sockets)
+void stats__cgroup_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
+                       uint64_t *fds, uint64_t *sockets)
 {
         *fds = *sockets = 0;
         cleanup_free char *dir = procs_dir(fs, name);
@@ -201,7 +199,6 @@ bool stats__cgroup_read(const struct stats_cgroupfs *fs, const char *name, const
         if (!out->has_cpu && !out->has_memory)
                 return false;
         out->processes = (uint64_t)stats__cgroup_procs(fs, name, false, NULL);
-        count_fds(fs, name, proc_root ? proc_root : "/proc", &out->fds, &out->sockets);
         return true;
 }
 

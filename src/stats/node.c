@@ -262,10 +262,50 @@ static void system_containers(struct stats_provider *p, struct stats_node *n, in
         }
 }
 
+static void raw_add(struct stats_provider *p, struct stats_snapshot *s, const char *name,
+                    int64_t now_ns)
+{
+        if (name == NULL || *name == '\0' || strcmp(name, "/") == 0)
+                return;
+        for (size_t i = 0; i < s->n_raw; i++)
+                if (strcmp(s->raw[i].view.name, name) == 0)
+                        return;
+        struct stats_raw_cgroup r = {0};
+        stats__cgroup_view_read(p, name, now_ns, false, &r.view);
+        if (r.view.name == NULL)
+                return;
+        r.start_ns = stats__cgroup_ctime_ns(&p->cgroupfs, name);
+        if (r.start_ns < p->boot_time_ns)
+                r.start_ns = p->boot_time_ns;
+        s->raw = xrealloc(s->raw, (s->n_raw + 1) * sizeof(*s->raw));
+        s->raw[s->n_raw++] = r;
+}
+
+/* The raw cgroups of the kubelet's cAdvisor other than the root and the
+ * pods': its cgroupRoots (the node allocatable root, the kubelet's, the
+ * runtime's, the system's) and, under the first, the QoS classes. */
+static void raw_cgroups(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns)
+{
+        raw_add(p, s, p->pods_cgroup, now_ns);
+        if (p->kubepods) {
+                static const char *const qos[] = {"/burstable", "/besteffort"};
+                for (size_t i = 0; i < sizeof(qos) / sizeof(qos[0]); i++) {
+                        cleanup_free char *name = xasprintf("%s%s", p->kubepods, qos[i]);
+                        raw_add(p, s, name, now_ns);
+                }
+        }
+        cleanup_free char *kubelet =
+            p->detect_kubelet_cgroup ? own_cgroup(p) : xstrdup(p->kubelet_cgroup);
+        raw_add(p, s, kubelet, now_ns);
+        raw_add(p, s, p->runtime_cgroup, now_ns);
+        raw_add(p, s, p->system_cgroup, now_ns);
+}
+
 /* What cAdvisor's root container "/" has beyond the node's summary: the
  * root cgroup's block I/O, the machine's filesystems. */
-static void root_container(struct stats_provider *p, struct stats_snapshot *s)
+static void root_container(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns)
 {
+        s->root_time_ns = now_ns;
         stats__cgroup_blkio(&p->cgroupfs, "/", &s->root_blkio);
         cleanup_free char *diskstats = read_proc(p, "diskstats");
         s->n_root_fs = stats__root_fs_read(p->partitions, p->n_partitions, diskstats, &s->root_fs);
@@ -281,5 +321,6 @@ void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int
         node_fs(p, s, now_ns);
         node_rlimit(p, &n->rlimit, now_ns);
         system_containers(p, n, now_ns);
-        root_container(p, s);
+        root_container(p, s, now_ns);
+        raw_cgroups(p, s, now_ns);
 }

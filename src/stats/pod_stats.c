@@ -165,38 +165,42 @@ static bool memory_complete(const struct stats_memory *m)
 
 /* The soft "Max open files" of the cgroup's first process (cAdvisor's
  * containerd handler reads its container's root process). */
-static void nofile_read(struct stats_refresh *r, const char *name, struct stats_cgroup_view *out)
+static void nofile_read(struct stats_provider *p, const char *name, struct stats_cgroup_view *out)
 {
         int64_t pid = 0;
-        stats__cgroup_procs(&r->p->cgroupfs, name, false, &pid);
+        stats__cgroup_procs(&p->cgroupfs, name, false, &pid);
         if (pid <= 0)
                 return;
-        cleanup_free char *path = xasprintf("%s/%lld/limits", r->p->proc_root, (long long)pid);
+        cleanup_free char *path = xasprintf("%s/%lld/limits", p->proc_root, (long long)pid);
         cleanup_free char *text = NULL;
         cleanup_error ck_error_t err = NULL;
         if (fs_read_file(path, 64u << 10, &text, NULL, &err) == 0)
                 out->has_nofile = stats__parse_nofile_soft(text, &out->nofile_soft);
 }
 
-/* cAdvisor's reading of a cgroup (/metrics/cadvisor), at the refresh's
- * time; container: a runtime container's (the sandbox's too), which has a
- * root process, not a pod's. */
-static void view_read(struct stats_refresh *r, const char *name, bool container,
-                      struct stats_cgroup_view *out)
+void stats__cgroup_view_read(struct stats_provider *p, const char *name, int64_t now_ns,
+                             bool container, struct stats_cgroup_view *out)
 {
         memset(out, 0, sizeof(*out));
-        if (name == NULL || !stats__cgroup_read(&r->p->cgroupfs, name, r->p->proc_root, &out->s))
+        if (name == NULL || !stats__cgroup_read(&p->cgroupfs, name, p->proc_root, &out->s))
                 return;
         out->name = xstrdup(name);
-        out->time_ns = r->now_ns;
+        out->time_ns = now_ns;
+        stats__cgroup_fds(&p->cgroupfs, name, p->proc_root, &out->s.fds, &out->s.sockets);
         struct stats_blkio b;
-        stats__cgroup_blkio(&r->p->cgroupfs, name, &b);
+        stats__cgroup_blkio(&p->cgroupfs, name, &b);
         if (b.n > 0) {
                 out->blkio = xmalloc(sizeof(*out->blkio));
                 *out->blkio = b;
         }
         if (container)
-                nofile_read(r, name, out);
+                nofile_read(p, name, out);
+}
+
+static void view_read(struct stats_refresh *r, const char *name, bool container,
+                      struct stats_cgroup_view *out)
+{
+        stats__cgroup_view_read(r->p, name, r->now_ns, container, out);
 }
 
 /* The image cAdvisor labels a container with: what the pod spec named

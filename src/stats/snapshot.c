@@ -84,6 +84,9 @@ void stats__snapshot_unref(struct stats_snapshot *s)
                 stats__pod_clear(&s->pods[i]);
         free(s->pods);
         stats__blkio_clear(&s->root_blkio);
+        for (size_t i = 0; i < s->n_raw; i++)
+                stats__cgroup_view_clear(&s->raw[i].view);
+        free(s->raw);
         stats__root_fs_free(s->root_fs, s->n_root_fs);
         free(s->pods_error);
         free(s->rootfs_error);

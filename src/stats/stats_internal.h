@@ -99,30 +99,40 @@ const char *stats__disk_name(const struct stats_disk *d, size_t n, uint32_t majo
 /* A filesystem of the machine as cAdvisor's fsInfo lists them (the
  * partitions of /proc/self/mountinfo it supports: ext*, nfs*, btrfs,
  * overlay, tmpfs, xfs, zfs; one per source, tmpfs by mount point). */
+struct stats_statfs_job;
 struct stats_partition {
         char *device; /* cAdvisor's Device label */
         char *mountpoint;
         uint32_t major, minor;
+        bool network;                 /* nfs*: statfs in a thread, given up after 2 s */
+        struct stats_statfs_job *job; /* such a statfs still running, or NULL */
 };
 size_t stats__parse_partitions(const char *mountinfo, struct stats_partition **out);
 void stats__partitions_free(struct stats_partition *p, size_t n);
+/* Drops the partitions' references to statfs calls still running. */
+void stats__partition_jobs_release(struct stats_partition *p, size_t n);
 
 /* The root container's FsStats of one partition: statfs and the
  * partition's line of /proc/diskstats (has_disk: found). */
 struct stats_root_fs {
         char *device;
+        uint32_t major, minor;
         uint64_t limit, usage, inodes, inodes_free;
         bool has_disk;
         uint64_t reads, reads_merged, sectors_read, read_ms;
         uint64_t writes, writes_merged, sectors_written, write_ms;
         uint64_t io_in_progress, io_ms, weighted_io_ms;
 };
-/* The /proc/diskstats line of device ("/dev/vda": cAdvisor matches the
- * name, for sd*, vd*, xvd* and dm-* devices only) into fs (false: none). */
-bool stats__parse_diskstats(const char *text, const char *device, struct stats_root_fs *fs);
+/* The /proc/diskstats line of device into fs, as cAdvisor finds it: by
+ * name ("/dev/vda"; only sd*, vd*, xvd* and dm-* lines are read), else by
+ * major:minor (/dev/mapper/..., /dev/root).  False: none. */
+bool stats__parse_diskstats(const char *text, const char *device, uint32_t major, uint32_t minor,
+                            struct stats_root_fs *fs);
 /* Reads each partition (statfs; the diskstats text may be NULL): *out
- * holds those statfs answered for. */
-size_t stats__root_fs_read(const struct stats_partition *parts, size_t n, const char *diskstats,
+ * holds those statfs answered for.  A network filesystem's statfs that
+ * takes longer than 2 s is left running and that partition skipped until
+ * it returns (cAdvisor's getVfsStats gives up after 2 s too). */
+size_t stats__root_fs_read(struct stats_partition *parts, size_t n, const char *diskstats,
                            struct stats_root_fs **out);
 void stats__root_fs_free(struct stats_root_fs *fs, size_t n);
 
@@ -169,7 +179,7 @@ struct stats_cgroup_sample {
         /* processes: the cgroup's own (cgroup.procs), threads pids.current,
          * threads_max pids.max (max: 0); fds and sockets: the entries of
          * those processes' /proc/<pid>/fd, and the ones linking to
-         * "socket:..." (cAdvisor's processStatsFromProcs) */
+         * "socket:..." (stats__cgroup_fds: cAdvisor views only) */
         uint64_t processes, threads, threads_max;
         uint64_t fds, sockets;
 };
@@ -304,6 +314,11 @@ struct stats_node {
         struct stats_swap swap;
 };
 
+struct stats_raw_cgroup {
+        struct stats_cgroup_view view;
+        int64_t start_ns; /* the cgroup's creation (cAdvisor's) */
+};
+
 struct stats_snapshot {
         atomic_int refs;
         int64_t taken_mono_ns;
@@ -316,6 +331,12 @@ struct stats_snapshot {
         struct stats_blkio root_blkio;
         struct stats_root_fs *root_fs;
         size_t n_root_fs;
+        int64_t root_time_ns; /* when those were read */
+        /* the other raw cgroups cAdvisor watches for the kubelet (its
+         * cgroupRoots): the pods' cgroup and its QoS classes, the kubelet's,
+         * the runtime's and the system cgroups, those that exist */
+        struct stats_raw_cgroup *raw;
+        size_t n_raw;
         /* The parts that fail a summary, as upstream's Get fails it (NULL:
          * fine).  pods_error fails both views and the resource metrics. */
         char *pods_error, *rootfs_error, *imagefs_error;
@@ -329,6 +350,12 @@ void stats__container_clear(struct stats_container *c);
 void stats__pod_clear(struct stats_pod *p);
 void stats__network_clear(struct stats_network *n);
 void stats__cgroup_view_clear(struct stats_cgroup_view *v);
+/* cAdvisor's reading of a cgroup (/metrics/cadvisor) at now_ns: out->name
+ * stays NULL when it does not exist or has no readings; container: a
+ * runtime container's (the sandbox's too), which has a root process
+ * (container_ulimits_soft), not a pod's or a raw cgroup's. */
+void stats__cgroup_view_read(struct stats_provider *p, const char *name, int64_t now_ns,
+                             bool container, struct stats_cgroup_view *out);
 
 /* ---- Renderers (summary.c, resource_metrics.c) ---------------------------- */
 
@@ -470,6 +497,10 @@ int64_t stats__cgroup_ctime_ns(const struct stats_cgroupfs *fs, const char *name
  * first_pid (may be NULL): one of them, 0 when there is none. */
 int64_t stats__cgroup_procs(const struct stats_cgroupfs *fs, const char *name, bool recursive,
                             int64_t *first_pid);
+/* cAdvisor's processStatsFromProcs: the entries of /proc/<pid>/fd of the
+ * cgroup's own processes, and those that are sockets. */
+void stats__cgroup_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
+                       uint64_t *fds, uint64_t *sockets);
 /* The cgroup's block I/O, the files runc reads (v1: the bfq, cfq, then
  * throttle tables, the first whose io_serviced lists a device; v2:
  * io.stat).  Empty when there is none. */

@@ -76,7 +76,7 @@ int net_tcp_dial(const char *host, const char *port, int64_t deadline_ms, bool n
             .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
         struct addrinfo *res = NULL;
         int rv = getaddrinfo(host, port, &hints, &res);
-        if (rv == EAI_SYSTEM)
+        if (rv == EAI_SYSTEM && errno != 0)
                 return ck_error_make(err, errno, "resolve `%s`", host);
         if (rv != 0)
                 return ck_error_make(err, 0, "resolve `%s`: %s", host, gai_strerror(rv));

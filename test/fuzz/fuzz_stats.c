@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 abort(); /* one partition per device */
         stats__partitions_free(parts, np);
         struct stats_root_fs fs = {0};
-        if (stats__parse_diskstats(text, "/dev/vda", &fs) != fs.has_disk)
+        if (stats__parse_diskstats(text, "/dev/vda", 252, 0, &fs) != fs.has_disk)
                 abort();
         int64_t nofile;
         (void)stats__parse_nofile_soft(text, &nofile);

@@ -268,15 +268,17 @@ static struct stats_snapshot *with_disks(struct stats_snapshot *s)
         stats__blkio_parse_v2("253:0 rbytes=512 wbytes=1024 rios=3 wios=4 dbytes=0 dios=0\n"
                               "7:1 rbytes=5 wbytes=0 rios=1 wios=0\n",
                               cv->blkio);
+        s->root_time_ns = T0;
         s->n_root_fs = 1;
         s->root_fs = xcalloc(1, sizeof(*s->root_fs));
         s->root_fs[0] = (struct stats_root_fs){.device = xstrdup("/dev/vda"),
+                                               .major = 253,
                                                .limit = 1000000,
                                                .usage = 400000,
                                                .inodes = 100,
                                                .inodes_free = 60};
         assert_true(stats__parse_diskstats(
-            " 253       0 vda 10 1 80 1500 20 2 160 2500 0 3000 4000 0 0 0 0\n", "/dev/vda",
+            " 253       0 vda 10 1 80 1500 20 2 160 2500 0 3000 4000 0 0 0 0\n", "/dev/vda", 253, 0,
             &s->root_fs[0]));
         return s;
 }
@@ -1381,18 +1383,24 @@ static void test_diskstats(void **state)
             " 252       0 dm-0 5 0 0 0 0 0 0 0 0 0 0\n"
             " 259       0 nvme0n1 5 0 0 0 0 0 0 0 0 0 0\n";
         struct stats_root_fs fs = {0};
-        assert_true(stats__parse_diskstats(text, "/dev/vda", &fs));
+        assert_true(stats__parse_diskstats(text, "/dev/vda", 1, 1, &fs));
         assert_int_equal(fs.reads, 10);
         assert_int_equal(fs.sectors_written, 160);
         assert_int_equal(fs.io_in_progress, 1);
         assert_int_equal(fs.weighted_io_ms, 4000);
-        assert_false(stats__parse_diskstats(text, "/dev/vdb", &fs));   /* short */
-        assert_false(stats__parse_diskstats(text, "/dev/loop0", &fs)); /* not a disk name */
-        assert_false(stats__parse_diskstats(text, "/dev/nvme0n1", &fs));
-        assert_false(stats__parse_diskstats(text, "tmpfs", &fs));
+        assert_false(stats__parse_diskstats(text, "/dev/vdb", 1, 1, &fs));   /* short */
+        assert_false(stats__parse_diskstats(text, "/dev/loop0", 1, 1, &fs)); /* not a disk name */
+        assert_false(stats__parse_diskstats(text, "/dev/nvme0n1", 259, 0, &fs));
+        assert_false(stats__parse_diskstats(text, "tmpfs", 0, 40, &fs));
         memset(&fs, 0, sizeof(fs));
-        assert_true(stats__parse_diskstats(text, "/dev/dm-0", &fs));
+        assert_true(stats__parse_diskstats(text, "/dev/dm-0", 1, 1, &fs));
         assert_int_equal(fs.reads, 5);
+        /* no line of that name (an LVM volume's): the device number's */
+        memset(&fs, 0, sizeof(fs));
+        assert_true(stats__parse_diskstats(text, "/dev/mapper/vg-root", 252, 0, &fs));
+        assert_int_equal(fs.reads, 5);
+        /* ...among the lines cAdvisor reads only (loop0 is 7:0) */
+        assert_false(stats__parse_diskstats(text, "/dev/root", 7, 0, &fs));
 }
 
 /* MachineInfo.DiskMap: <sys>/block but loop, ram, sr and hidden devices. */
@@ -1438,6 +1446,8 @@ static void test_process_fds(void **state)
         stats__cgroupfs_init(&fs, f->cg);
         struct stats_cgroup_sample s;
         assert_true(stats__cgroup_read(&fs, "/kubepods/pod1/c1", f->proc, &s));
+        assert_int_equal(s.fds, 0); /* for the cAdvisor views only */
+        stats__cgroup_fds(&fs, "/kubepods/pod1/c1", f->proc, &s.fds, &s.sockets);
         stats__cgroupfs_clear(&fs);
         assert_int_equal(s.processes, 3); /* 102 has no /proc entry: no fds */
         assert_int_equal(s.fds, 4);
@@ -1458,6 +1468,31 @@ static void test_process_fds(void **state)
         assert_false(stats__parse_nofile_soft(NULL, &v));
 }
 
+/* A raw cgroup of the kubelet's cgroupRoots (here the burstable QoS
+ * class): id its name, every other label empty, its creation time. */
+static void test_raw_cgroup(void **state)
+{
+        struct fixture *f = *state;
+        struct stats_snapshot *s = fixed_snapshot();
+        s->n_raw = 1;
+        s->raw = xcalloc(1, sizeof(*s->raw));
+        s->raw[0].view = view("/kubepods/burstable", T0);
+        s->raw[0].view.s.working_set = 12345;
+        s->raw[0].start_ns = T0 - 500 * SEC;
+        install_snapshot(f, s);
+        struct stats_cadvisor_machine m = fixed_machine();
+        cleanup_free char *text = render(f, &m);
+        assert_non_null(strstr(text, "container_memory_working_set_bytes{container=\"\",id=\"/"
+                                     "kubepods/burstable\",image=\"\",name=\"\",namespace=\"\","
+                                     "pod=\"\"} 12345 1700000100000\n"));
+        assert_non_null(strstr(text, "container_start_time_seconds{container=\"\",id=\"/kubepods/"
+                                     "burstable\",image=\"\",name=\"\",namespace=\"\",pod=\"\"} "
+                                     "1.6999996e+09\n"));
+        /* not a runtime container: no ulimits */
+        assert_null(
+            strstr(text, "container_ulimits_soft{container=\"\",id=\"/kubepods/burstable\""));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1475,6 +1510,7 @@ int main(void)
             cmocka_unit_test(test_diskstats),
             cmocka_unit_test_setup_teardown(test_disks, setup, teardown),
             cmocka_unit_test_setup_teardown(test_process_fds, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_raw_cgroup, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
