@@ -307,8 +307,8 @@ void stats__cgroup_blkio(const struct stats_cgroupfs *fs, const char *name, stru
         };
         for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
                 cleanup_free char *ios = read_in(dir, tables[i][0]);
-                if (ios == NULL)
-                        continue;
+                if (ios == NULL || strchr(ios, ':') == NULL)
+                        continue; /* absent, or "Total 0" alone: no device */
                 cleanup_free char *bytes = read_in(dir, tables[i][1]);
                 stats__blkio_parse_v1(bytes, ios, out);
                 bool listed = false;
