@@ -56,7 +56,7 @@ static const char *const upstream_fields[] = {
     "evictionPressureTransitionPeriod",
     "evictionSoft",
     "evictionSoftGracePeriod",
-    "failCgroupV",
+    "failCgroupV1",
     "failSwapOn",
     "featureGates",
     "fileCheckFrequency",

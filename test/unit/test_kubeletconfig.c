@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "config/kubeletconfig.h"
+#include "config/kubeletconfig_internal.h"
 #include "util/log.h"
 
 #include <ctype.h>
@@ -1052,6 +1053,29 @@ static void test_ignored_fields_are_listed_at_v1(void **state)
         free(out);
 }
 
+/* failCgroupV1 (upstream since v1.31; the field a cgroup v1 host's config
+ * sets to false): a known field, accepted with the warning of the ones
+ * not implemented, where a typo in the list once made it an error. */
+static void test_fail_cgroup_v1_is_known(void **state)
+{
+        (void)state;
+        static const char yaml[] = HDR "failCgroupV1: false\nfailSwapOn: false\n";
+        struct kubelet_config c;
+        ck_error_t err = NULL;
+        int fd = capture_log();
+        log_set_verbosity(1);
+        kubelet_config_defaults(&c);
+        assert_int_equal(kubelet_config_load_buffer(&c, "t.yaml", yaml, strlen(yaml), &err), 0);
+        kubelet_config_release(&c);
+        char *out = read_log(fd);
+        log_set_fd(quiet_fd);
+        log_set_verbosity(0);
+        assert_non_null(strstr(out, "failCgroupV1"));
+        free(out);
+        assert_true(kcfg_upstream_field_known("failCgroupV1"));
+        assert_false(kcfg_upstream_field_known("failCgroupV"));
+}
+
 static void test_deprecated_flags_warn_as_upstream(void **state)
 {
         (void)state;
@@ -1171,6 +1195,7 @@ int main(void)
             cmocka_unit_test(test_file_error_leaves_config_unchanged),
             cmocka_unit_test(test_config_file_errors_through_flags),
             cmocka_unit_test(test_ignored_fields_are_listed_at_v1),
+            cmocka_unit_test(test_fail_cgroup_v1_is_known),
             cmocka_unit_test(test_deprecated_flags_warn_as_upstream),
             cmocka_unit_test(test_usage_is_aligned_with_defaults),
         };
