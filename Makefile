@@ -28,7 +28,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench images clean
+.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare images clean
 all: $(BUILD)/ckubelet $(BUILD)/pause images
 
 deps:
@@ -125,6 +125,10 @@ run: deps all
 
 bench: deps all
 	@bench/run $(BUILD)
+# ckubelet and the upstream kubelet side by side (bench/compare; builds the
+# upstream kubelet into the tools cache first).
+bench-compare: deps all
+	@bench/compare $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
