@@ -81,21 +81,32 @@ bool stats__cgroup_exists(const struct stats_cgroupfs *fs, const char *name)
 
 static char *procs_dir(const struct stats_cgroupfs *fs, const char *name);
 
+/* The next pid of a cgroup.procs text at *s (advanced past it; 0 for a
+ * number that is no pid), or -1 at its end or at something that is not a
+ * number. */
+static long long next_pid(const char **s)
+{
+        if (*s == NULL || **s == '\0')
+                return -1;
+        char *end;
+        long long pid = strtoll(*s, &end, 10);
+        if (end == *s)
+                return -1;
+        *s = end;
+        while (**s == '\n')
+                (*s)++;
+        return pid > 0 ? pid : 0;
+}
+
 void stats__cgroup_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
                        uint64_t *fds, uint64_t *sockets)
 {
         *fds = *sockets = 0;
         cleanup_free char *dir = procs_dir(fs, name);
         cleanup_free char *procs = read_in(dir, "cgroup.procs");
-        for (const char *s = procs; s && *s;) {
-                char *end;
-                long long pid = strtoll(s, &end, 10);
-                if (end == s)
-                        break;
-                s = end;
-                while (*s == '\n')
-                        s++;
-                if (pid <= 0)
+        const char *s = procs;
+        for (long long pid; (pid = next_pid(&s)) >= 0;) {
+                if (pid == 0)
                         continue;
                 cleanup_free char *fd_dir = xasprintf("%s/%lld/fd", proc_root, pid);
                 DIR *d = opendir(fd_dir);
@@ -235,19 +246,13 @@ static int64_t count_procs(const char *dir, int depth, int64_t *first_pid)
 {
         int64_t n = 0;
         cleanup_free char *procs = read_in(dir, "cgroup.procs");
-        for (const char *s = procs; s && *s;) {
-                char *end;
-                long long pid = strtoll(s, &end, 10);
-                if (end == s)
-                        break;
-                if (pid > 0) {
-                        n++;
-                        if (first_pid && *first_pid == 0)
-                                *first_pid = pid;
-                }
-                s = end;
-                while (*s == '\n')
-                        s++;
+        const char *s = procs;
+        for (long long pid; (pid = next_pid(&s)) >= 0;) {
+                if (pid == 0)
+                        continue;
+                n++;
+                if (first_pid && *first_pid == 0)
+                        *first_pid = pid;
         }
         if (depth <= 0)
                 return n;
