@@ -7,6 +7,7 @@
  */
 #include "logs/logs_internal.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strquote.h"
 #include "util/xalloc.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define READ_CHUNK (64 * 1024)
@@ -170,7 +172,17 @@ struct reading {
         struct writer writer;
         bool parse_checked; /* the first line was a CRI record */
         bool new_line;      /* the last record written ended its line */
+        int64_t rotated_ms; /* when a new file at the path was seen (CLOCK_MONOTONIC) */
 };
+
+/* How long the old file is still read after a new one appeared at the
+ * path.  containerd's ReopenContainerLog creates the new file before the
+ * old file's logger has written what it still holds (its part of a line
+ * that came through the container's pipe in two reads), so the old file
+ * can grow for a moment after the new one exists; read too early, the
+ * head of that line would be lost and its tail, the new file's first
+ * record, show up as a line of its own. */
+#define ROTATE_SETTLE_MS 200
 
 /* Opens r->path in place of the file being read (if any), from its start.
  * Returns 0 or an errno value. */
@@ -241,6 +253,12 @@ static int follow_at_eof(struct reading *r, bool *running, bool *rotated, ck_err
                         return ck_error_wrap(err, "follow log file `%s`", r->path);
                 return 1; /* read again: a write may have come before the watch */
         }
+        if (*rotated && fs_now_mono_ms() - r->rotated_ms < ROTATE_SETTLE_MS) {
+                /* read the old file again a little later: it may still grow */
+                struct timespec ts = {.tv_nsec = 20 * 1000000};
+                nanosleep(&ts, NULL);
+                return 1;
+        }
         if (*rotated) {
                 /* the old file is read to its end: go on with the new one */
                 int e = open_log(r);
@@ -264,6 +282,7 @@ static int follow_at_eof(struct reading *r, bool *running, bool *rotated, ck_err
                 break;
         case LOGS_WAIT_RECREATED:
                 *rotated = true;
+                r->rotated_ms = fs_now_mono_ms();
                 break;
         case LOGS_WAIT_CHANGED:
                 break;

@@ -817,6 +817,32 @@ static void test_follow_rotation(void **state)
         follow_end(&f);
 }
 
+/* containerd's ReopenContainerLog: the new file first, then the old
+ * file's logger writes what it still held: the reader, woken by the new
+ * file, reads the old one a little longer before it goes on. */
+static void test_follow_rotation_old_file_written_after(void **state)
+{
+        (void)state;
+        struct follow_case f;
+        follow_start(&f, "2024-05-01T10:00:00Z stdout F old1\n");
+        follow_run(&f);
+        wait_for_output(&f.c, "old1\n");
+        int old = open(f.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        assert_true(old >= 0);
+        cleanup_free char *rotated = xasprintf("%s.20240501-100000", f.path);
+        assert_int_equal(rename(f.path, rotated), 0);
+        append(f.path, "2024-05-01T10:00:02Z stdout F new1\n");
+        usleep(40 * 1000); /* the reader has seen the new file by now */
+        const char *late = "2024-05-01T10:00:01Z stdout F old2\n";
+        assert_int_equal(write(old, late, strlen(late)), (ssize_t)strlen(late));
+        close(old);
+        wait_for_output(&f.c, "new1\n");
+        atomic_store(&f.c.running, false);
+        touch(f.path);
+        assert_string_equal(follow_join(&f), "old1\nold2\nnew1\n");
+        follow_end(&f);
+}
+
 /* The log renamed away and, a while later, created again. */
 static void test_follow_rotation_new_file_later(void **state)
 {
@@ -916,6 +942,7 @@ int main(void)
             cmocka_unit_test(test_follow_with_tail),
             cmocka_unit_test(test_follow_rotation),
             cmocka_unit_test(test_follow_rotation_new_file_later),
+            cmocka_unit_test(test_follow_rotation_old_file_written_after),
             cmocka_unit_test(test_follow_stop_flag),
             cmocka_unit_test(test_follow_client_gone),
             cmocka_unit_test(test_follow_limit_bytes),
