@@ -99,15 +99,18 @@ static long long next_pid(const char **s)
 }
 
 void stats__cgroup_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
-                       uint64_t *fds, uint64_t *sockets)
+                       uint64_t *fds, uint64_t *sockets, int64_t *first_pid)
 {
         *fds = *sockets = 0;
+        *first_pid = 0;
         cleanup_free char *dir = procs_dir(fs, name);
         cleanup_free char *procs = read_in(dir, "cgroup.procs");
         const char *s = procs;
         for (long long pid; (pid = next_pid(&s)) >= 0;) {
                 if (pid == 0)
                         continue;
+                if (*first_pid == 0)
+                        *first_pid = pid;
                 cleanup_free char *fd_dir = xasprintf("%s/%lld/fd", proc_root, pid);
                 DIR *d = opendir(fd_dir);
                 if (d == NULL)

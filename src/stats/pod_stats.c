@@ -163,12 +163,10 @@ static bool memory_complete(const struct stats_memory *m)
                m->major_page_faults.ok && m->available.ok && m->psi.ok;
 }
 
-/* The soft "Max open files" of the cgroup's first process (cAdvisor's
+/* The soft "Max open files" of the cgroup's first process, pid (cAdvisor's
  * containerd handler reads its container's root process). */
-static void nofile_read(struct stats_provider *p, const char *name, struct stats_cgroup_view *out)
+static void nofile_read(struct stats_provider *p, int64_t pid, struct stats_cgroup_view *out)
 {
-        int64_t pid = 0;
-        stats__cgroup_procs(&p->cgroupfs, name, false, &pid);
         if (pid <= 0)
                 return;
         cleanup_free char *path = xasprintf("%s/%lld/limits", p->proc_root, (long long)pid);
@@ -186,7 +184,9 @@ void stats__cgroup_view_read(struct stats_provider *p, const char *name, int64_t
                 return;
         out->name = xstrdup(name);
         out->time_ns = now_ns;
-        stats__cgroup_fds(&p->cgroupfs, name, p->proc_root, &out->s.fds, &out->s.sockets);
+        int64_t first_pid;
+        stats__cgroup_fds(&p->cgroupfs, name, p->proc_root, &out->s.fds, &out->s.sockets,
+                          &first_pid);
         struct stats_blkio b;
         stats__cgroup_blkio(&p->cgroupfs, name, &b);
         if (b.n > 0) {
@@ -194,7 +194,7 @@ void stats__cgroup_view_read(struct stats_provider *p, const char *name, int64_t
                 *out->blkio = b;
         }
         if (container)
-                nofile_read(p, name, out);
+                nofile_read(p, first_pid, out);
 }
 
 static void view_read(struct stats_refresh *r, const char *name, bool container,

@@ -498,9 +498,10 @@ int64_t stats__cgroup_ctime_ns(const struct stats_cgroupfs *fs, const char *name
 int64_t stats__cgroup_procs(const struct stats_cgroupfs *fs, const char *name, bool recursive,
                             int64_t *first_pid);
 /* cAdvisor's processStatsFromProcs: the entries of /proc/<pid>/fd of the
- * cgroup's own processes, and those that are sockets. */
+ * cgroup's own processes, and those that are sockets; first_pid: the first
+ * of those processes (0: none), as stats__cgroup_procs gives it. */
 void stats__cgroup_fds(const struct stats_cgroupfs *fs, const char *name, const char *proc_root,
-                       uint64_t *fds, uint64_t *sockets);
+                       uint64_t *fds, uint64_t *sockets, int64_t *first_pid);
 /* The cgroup's block I/O, the files runc reads (v1: the bfq, cfq, then
  * throttle tables, the first whose io_serviced lists a device; v2:
  * io.stat).  Empty when there is none. */

@@ -1447,7 +1447,9 @@ static void test_process_fds(void **state)
         struct stats_cgroup_sample s;
         assert_true(stats__cgroup_read(&fs, "/kubepods/pod1/c1", f->proc, &s));
         assert_int_equal(s.fds, 0); /* for the cAdvisor views only */
-        stats__cgroup_fds(&fs, "/kubepods/pod1/c1", f->proc, &s.fds, &s.sockets);
+        int64_t first_pid;
+        stats__cgroup_fds(&fs, "/kubepods/pod1/c1", f->proc, &s.fds, &s.sockets, &first_pid);
+        assert_int_equal(first_pid, 100);
         stats__cgroupfs_clear(&fs);
         assert_int_equal(s.processes, 3); /* 102 has no /proc entry: no fds */
         assert_int_equal(s.fds, 4);
