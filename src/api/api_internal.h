@@ -126,9 +126,10 @@ void str_vec_release(struct str_vec *v);
 
 struct container_ctx {
         bool init;
+        bool ephemeral; /* spec.ephemeralContainers: EphemeralContainerCommon's limits */
         bool host_network;
-        const char *list_path;         /* "spec.containers" or "spec.initContainers" */
-        struct str_vec *names;         /* container names so far (unique across both lists) */
+        const char *list_path;         /* "spec.containers", "spec.initContainers", ... */
+        struct str_vec *names;         /* container names so far (unique across the lists) */
         const struct str_vec *volumes; /* names of the valid volumes */
 };
 

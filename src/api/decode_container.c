@@ -405,9 +405,63 @@ static void decode_hooks(struct dctx *d, json_t *c, const char *path, bool allow
         dctx_release(&scratch);
 }
 
+/* Whether field `key` of a container is set as validateFieldAllowList sees
+ * it (not equal to Go's zero value): pointers and slices once present and not
+ * null (an empty list counts), the resources struct once it has a member
+ * that is not null (the apiserver sends an ephemeral container's unset
+ * resources as {}). */
+static bool container_field_set(const char *key, const json_t *v)
+{
+        if (v == NULL || json_is_null(v))
+                return false;
+        if (strcmp(key, "resources") != 0 || !json_is_object(v))
+                return true;
+        const char *k;
+        json_t *e;
+        json_object_foreach((json_t *)v, k, e)
+        {
+                if (!json_is_null(e))
+                        return true;
+        }
+        return false;
+}
+
+/* validateEphemeralContainers: EphemeralContainerCommon has the fields of a
+ * Container, but only those of allowedEphemeralContainerFields may be set
+ * (the rest would make a debugging container part of the pod's services). */
+static void forbid_ephemeral_fields(struct dctx *d, json_t *c, const char *path)
+{
+        static const char *const forbidden[] = {
+            "ports",     "livenessProbe", "readinessProbe", "startupProbe",      "lifecycle",
+            "resources", "resizePolicy",  "restartPolicy",  "restartPolicyRules"};
+        for (size_t i = 0; i < ARRAY_SIZE(forbidden); i++) {
+                if (!container_field_set(forbidden[i], json_object_get(c, forbidden[i])))
+                        continue;
+                cleanup_free char *fp = path_child(path, forbidden[i]);
+                ferr_forbidden(d, fp, "cannot be set for an Ephemeral Container");
+        }
+        size_t i;
+        json_t *m;
+        json_array_foreach(json_object_get(c, "volumeMounts"), i, m)
+        {
+                const char *sub = json_string_value(json_object_get(m, "subPath"));
+                const char *expr = json_string_value(json_object_get(m, "subPathExpr"));
+                if ((sub == NULL || sub[0] == '\0') && (expr == NULL || expr[0] == '\0'))
+                        continue;
+                cleanup_free char *lp = path_child(path, "volumeMounts");
+                cleanup_free char *ip = path_index(lp, i);
+                cleanup_free char *mp = path_child(ip, sub && sub[0] ? "subPath" : "subPathExpr");
+                ferr_forbidden(d, mp, "cannot be set for an Ephemeral Container");
+        }
+}
+
 void decode_container(struct dctx *d, json_t *c, const char *path, const struct container_ctx *cc,
                       struct container *out)
 {
+        if (cc->ephemeral) {
+                forbid_ephemeral_fields(d, c, path);
+                get_string(d, c, path, "targetContainerName", &out->target_container_name);
+        }
         /* SetDefaults_Container */
         get_string(d, c, path, "image", &out->image);
         char tag[256];
@@ -486,8 +540,9 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
                 const struct container one = *out;
                 check_host_port_conflicts(d, &one, 1, cc->list_path);
         }
-        decode_hooks(d, c, path, !cc->init || sidecar, out);
-        if (!cc->init && has_restart)
+        if (!cc->ephemeral)
+                decode_hooks(d, c, path, !cc->init || sidecar, out);
+        if (!cc->init && !cc->ephemeral && has_restart)
                 ferr_forbidden(d, rp, "may not be set for non-init containers");
         if (!sidecar) {
                 free(out->restart_policy);

@@ -106,22 +106,26 @@ static void decode_volumes(struct dctx *d, json_t *spec, struct pod *pod, struct
         }
 }
 
-static void decode_container_list(struct dctx *d, json_t *spec, const char *key, bool init,
-                                  bool host_network, struct str_vec *names,
-                                  const struct str_vec *volumes, struct container **out,
-                                  size_t *n_out)
+enum container_list { LIST_APP, LIST_INIT, LIST_EPHEMERAL };
+
+static void decode_container_list(struct dctx *d, json_t *spec, const char *key,
+                                  enum container_list kind, bool host_network,
+                                  struct str_vec *names, const struct str_vec *volumes,
+                                  struct container **out, size_t *n_out)
 {
+        bool init = kind == LIST_INIT, required = kind == LIST_APP;
         cleanup_free char *lp = path_child("spec", key);
         json_t *arr = get_array(d, spec, "spec", key);
         if (arr == NULL) {
-                if (!init)
+                if (required)
                         ferr_required(d, lp, "");
                 return;
         }
-        if (!init && json_array_size(arr) == 0)
+        if (required && json_array_size(arr) == 0)
                 ferr_required(d, lp, "");
         *out = xcalloc(json_array_size(arr) + 1, sizeof(**out));
         struct container_ctx cc = {.init = init,
+                                   .ephemeral = kind == LIST_EPHEMERAL,
                                    .host_network = host_network,
                                    .list_path = lp,
                                    .names = names,
@@ -480,6 +484,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         if (os)
                 get_string(d, os, "spec.os", "name", &os_name);
         d->os_name = os_name;
+        pod->os_name = os_name ? xstrdup(os_name) : NULL;
         d->has_grace = true;
         d->grace = pod->termination_grace_period_seconds;
 
@@ -490,10 +495,29 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
 
         struct str_vec volumes = {0}, names = {0};
         decode_volumes(d, spec, pod, &volumes);
-        decode_container_list(d, spec, "containers", false, pod->host_network, &names, &volumes,
+        decode_container_list(d, spec, "containers", LIST_APP, pod->host_network, &names, &volumes,
                               &pod->containers, &pod->n_containers);
-        decode_container_list(d, spec, "initContainers", true, pod->host_network, &names, &volumes,
-                              &pod->init_containers, &pod->n_init_containers);
+        decode_container_list(d, spec, "initContainers", LIST_INIT, pod->host_network, &names,
+                              &volumes, &pod->init_containers, &pod->n_init_containers);
+        decode_container_list(d, spec, "ephemeralContainers", LIST_EPHEMERAL, pod->host_network,
+                              &names, &volumes, &pod->ephemeral_containers,
+                              &pod->n_ephemeral_containers);
+        /* validateEphemeralContainers: the target is an app or init container */
+        for (size_t i = 0; i < pod->n_ephemeral_containers; i++) {
+                const char *target = pod->ephemeral_containers[i].target_container_name;
+                if (target == NULL || target[0] == '\0')
+                        continue;
+                bool found = false;
+                for (size_t j = 0; j < pod->n_containers && !found; j++)
+                        found = strcmp(pod->containers[j].name, target) == 0;
+                for (size_t j = 0; j < pod->n_init_containers && !found; j++)
+                        found = strcmp(pod->init_containers[j].name, target) == 0;
+                if (!found) {
+                        cleanup_free char *tp =
+                            xasprintf("spec.ephemeralContainers[%zu].targetContainerName", i);
+                        ferr_not_found(d, tp, target);
+                }
+        }
         str_vec_release(&volumes);
         str_vec_release(&names);
 
@@ -540,6 +564,8 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         validate_names(d, pod);
         validate_images(d, pod->containers, pod->n_containers, "spec.containers");
         validate_images(d, pod->init_containers, pod->n_init_containers, "spec.initContainers");
+        validate_images(d, pod->ephemeral_containers, pod->n_ephemeral_containers,
+                        "spec.ephemeralContainers");
         d->os_name = NULL;
 }
 
@@ -636,6 +662,8 @@ int api_pod_decode(json_t *obj, struct pod **out, ck_error_t *err)
 
         hash_containers(spec, "containers", pod->containers, pod->n_containers);
         hash_containers(spec, "initContainers", pod->init_containers, pod->n_init_containers);
+        hash_containers(spec, "ephemeralContainers", pod->ephemeral_containers,
+                        pod->n_ephemeral_containers);
         pod->full_name_ = xasprintf("%s/%s", pod->namespace, pod->name);
         *out = pod;
         pod = NULL;

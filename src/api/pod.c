@@ -142,6 +142,7 @@ void container_release(struct container *c)
         free(c->termination_message_policy);
         security_context_free(c->security_context);
         free(c->restart_policy);
+        free(c->target_container_name);
         memset(c, 0, sizeof(*c));
 }
 
@@ -176,6 +177,9 @@ static void pod_free(struct pod *pod)
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 container_release(&pod->init_containers[i]);
         free(pod->init_containers);
+        for (size_t i = 0; i < pod->n_ephemeral_containers; i++)
+                container_release(&pod->ephemeral_containers[i]);
+        free(pod->ephemeral_containers);
         for (size_t i = 0; i < pod->n_volumes; i++)
                 volume_release(&pod->volumes[i]);
         free(pod->volumes);
@@ -199,6 +203,7 @@ static void pod_free(struct pod *pod)
         kv_list_release(&pod->security_context.sysctls);
         free(pod->priority_class_name);
         free(pod->runtime_class_name);
+        free(pod->os_name);
         free(pod->source_path);
         free(pod->full_name_);
         json_decref(pod->raw);
@@ -312,6 +317,14 @@ const struct container *pod_find_container(const struct pod *pod, const char *na
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 if (strcmp(pod->init_containers[i].name, name) == 0)
                         return &pod->init_containers[i];
+        return pod_find_ephemeral_container(pod, name);
+}
+
+const struct container *pod_find_ephemeral_container(const struct pod *pod, const char *name)
+{
+        for (size_t i = 0; i < pod->n_ephemeral_containers; i++)
+                if (strcmp(pod->ephemeral_containers[i].name, name) == 0)
+                        return &pod->ephemeral_containers[i];
         return NULL;
 }
 

@@ -186,6 +186,9 @@ struct container {
         struct security_context *security_context; /* NULL if none */
         bool stdin_open, stdin_once, tty;
         char *restart_policy; /* init containers: "Always" marks a sidecar; else NULL */
+        /* ephemeral containers: the container whose process namespace it
+         * joins (targetContainerName); NULL if none or not ephemeral */
+        char *target_container_name;
         /* Hash of the container's spec (canonical JSON), as upstream labels
          * `io.kubernetes.container.hash`: a change means restart. */
         uint64_t hash;
@@ -281,6 +284,10 @@ struct pod {
         size_t n_containers;
         struct container *init_containers;
         size_t n_init_containers;
+        /* spec.ephemeralContainers (kubectl debug): started once, never
+         * restarted, added by the ephemeralcontainers subresource */
+        struct container *ephemeral_containers;
+        size_t n_ephemeral_containers;
         struct volume *volumes;
         size_t n_volumes;
         enum restart_policy restart_policy;
@@ -304,6 +311,7 @@ struct pod {
         char *priority_class_name;
         int32_t priority;
         char *runtime_class_name;
+        char *os_name; /* spec.os.name, NULL if not set */
 
         /* where it came from */
         enum pod_source source;
@@ -341,8 +349,11 @@ enum qos_class { QOS_GUARANTEED = 0, QOS_BURSTABLE, QOS_BEST_EFFORT };
 enum qos_class pod_qos_class(const struct pod *pod);
 const char *qos_class_name(enum qos_class q);
 
-/* Finds a container (app, then init) by name; NULL if none. Borrowed. */
+/* Finds a container (app, then init, then ephemeral) by name; NULL if none.
+ * Borrowed. */
 const struct container *pod_find_container(const struct pod *pod, const char *name);
+/* Finds an ephemeral container by name; NULL if none. Borrowed. */
+const struct container *pod_find_ephemeral_container(const struct pod *pod, const char *name);
 
 /* upstream fieldpath.SplitMaybeSubscriptedPath: "metadata.labels['key']"
  * gives *path "metadata.labels" and *subscript "key" (new strings) and true;

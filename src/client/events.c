@@ -325,6 +325,8 @@ static char *container_field_path(const struct pod *pod, const char *name)
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 if (strcmp(pod->init_containers[i].name, name) == 0)
                         return xasprintf("spec.initContainers{%s}", name);
+        if (pod_find_ephemeral_container(pod, name) != NULL)
+                return xasprintf("spec.ephemeralContainers{%s}", name);
         return NULL;
 }
 

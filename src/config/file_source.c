@@ -190,6 +190,14 @@ static int decode_manifest(struct file_source *fs, const char *path, const char 
         struct pod *pod = NULL;
         if (api_pod_decode(obj, &pod, err) < 0)
                 return -1;
+        /* ValidatePodCreate, which upstream's file source applies: ephemeral
+         * containers come only through the ephemeralcontainers subresource */
+        if (pod->n_ephemeral_containers > 0) {
+                pod_unref(pod);
+                return ck_error_make(err, 0,
+                                     "invalid pod: spec.ephemeralContainers: Forbidden: cannot be "
+                                     "set on create");
+        }
         /* not shared yet: the source fields are still ours to fill */
         pod->source = POD_SOURCE_FILE;
         free(pod->source_path);

@@ -112,13 +112,7 @@ static void strv_free(char **v)
 
 static bool pod_has_container(const struct pod *pod, const char *name)
 {
-        for (size_t i = 0; i < pod->n_containers; i++)
-                if (strcmp(pod->containers[i].name, name) == 0)
-                        return true;
-        for (size_t i = 0; i < pod->n_init_containers; i++)
-                if (strcmp(pod->init_containers[i].name, name) == 0)
-                        return true;
-        return false;
+        return pod_find_container(pod, name) != NULL;
 }
 
 static const json_t *find_container_status(const json_t *status, const char *name)

@@ -168,7 +168,8 @@ static void compute_fresh_sandbox(const struct pod *pod, const struct runtime_po
 /* upstream computeInitContainerActions; returns whether the pod has been
  * initialised (app containers may run). */
 static bool compute_init_actions(const struct pod *pod, const struct runtime_pod_status *s,
-                                 const char *const *liveness_failed, struct pod_actions *a)
+                                 const char *const *liveness_failed,
+                                 const char *const *startup_failed, struct pod_actions *a)
 {
         size_t n = pod->n_init_containers;
         if (n == 0)
@@ -219,6 +220,9 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                                 push_int(&start, &n_start, (int)k);
                         } else if (name_in_list(liveness_failed, c->name)) {
                                 push_kill(a, st, KILL_REASON_LIVENESS);
+                                push_int(&start, &n_start, (int)k);
+                        } else if (name_in_list(startup_failed, c->name)) {
+                                push_kill(a, st, KILL_REASON_STARTUP);
                                 push_int(&start, &n_start, (int)k);
                         }
                         break;
@@ -281,6 +285,9 @@ static const struct container *spec_by_name(const struct pod *pod, const char *n
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 if (str_eq(pod->init_containers[i].name, name))
                         return &pod->init_containers[i];
+        for (size_t i = 0; i < pod->n_ephemeral_containers; i++)
+                if (str_eq(pod->ephemeral_containers[i].name, name))
+                        return &pod->ephemeral_containers[i];
         return NULL;
 }
 
@@ -301,7 +308,8 @@ static void kill_unwanted(const struct pod *pod, const struct runtime_pod_status
 }
 
 void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime_pod_status *status,
-                                     const char *const *liveness_failed, struct pod_actions *a)
+                                     const char *const *liveness_failed,
+                                     const char *const *startup_failed, struct pod_actions *a)
 {
         memset(a, 0, sizeof(*a));
         a->next_init_container = -1;
@@ -318,7 +326,15 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                 goto out;
         }
 
-        bool initialized = compute_init_actions(pod, status, liveness_failed, a);
+        /* Ephemeral containers may start before initialization is complete;
+         * one that ever ran (any instance in the runtime) is never started
+         * again. */
+        for (size_t i = 0; i < pod->n_ephemeral_containers; i++)
+                if (find_status(status, pod->ephemeral_containers[i].name) == NULL)
+                        push_int(&a->ephemeral_containers_to_start,
+                                 &a->n_ephemeral_containers_to_start, (int)i);
+
+        bool initialized = compute_init_actions(pod, status, liveness_failed, startup_failed, a);
         if (a->kill_pod)
                 goto out;
         kill_unwanted(pod, status, a);
@@ -345,6 +361,8 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                         restart = true; /* whatever the policy: the spec changed */
                 } else if (name_in_list(liveness_failed, c->name)) {
                         reason = KILL_REASON_LIVENESS;
+                } else if (name_in_list(startup_failed, c->name)) {
+                        reason = KILL_REASON_STARTUP;
                 } else {
                         keep++;
                         continue;
@@ -364,6 +382,12 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                 a->n_init_containers_to_start = 0;
         }
 out:
+        if (a->kill_pod && !a->create_sandbox) {
+                /* nothing starts in a sandbox about to stop */
+                free(a->ephemeral_containers_to_start);
+                a->ephemeral_containers_to_start = NULL;
+                a->n_ephemeral_containers_to_start = 0;
+        }
         if (a->n_init_containers_to_start > 0)
                 a->next_init_container = a->init_containers_to_start[0];
 }
@@ -375,6 +399,7 @@ void pod_actions_clear(struct pod_actions *a)
         free(a->containers_to_start);
         free(a->containers_to_kill);
         free(a->init_containers_to_start);
+        free(a->ephemeral_containers_to_start);
         memset(a, 0, sizeof(*a));
         a->next_init_container = -1;
 }

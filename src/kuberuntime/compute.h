@@ -15,6 +15,7 @@
 /* container_to_kill.reason values */
 #define KILL_REASON_HASH_CHANGED "Container spec hash changed"
 #define KILL_REASON_LIVENESS "Container failed liveness probe"
+#define KILL_REASON_STARTUP "Container failed startup probe"
 #define KILL_REASON_UNKNOWN_STATE "Container is in unknown state"
 #define KILL_REASON_NOT_IN_SPEC "Container is not in the pod spec"
 #define KILL_REASON_STALE "Container is an older instance of a running container"
@@ -40,6 +41,11 @@ struct pod_actions {
         /* app containers to start, indexes into pod->containers */
         int *containers_to_start;
         size_t n_containers_to_start;
+        /* ephemeral containers never started yet, indexes into
+         * pod->ephemeral_containers (started before the others; never
+         * restarted) */
+        int *ephemeral_containers_to_start;
+        size_t n_ephemeral_containers_to_start;
         /* containers to kill, for restarts on spec change etc. */
         struct container_to_kill *containers_to_kill;
         size_t n_containers_to_kill;
@@ -48,10 +54,12 @@ struct pod_actions {
 };
 
 /* status may describe no sandbox at all. Fills *a (release with
- * pod_actions_clear). `liveness_failed` lists containers a probe wants
- * restarted (NULL-terminated names, may be NULL). */
+ * pod_actions_clear). `liveness_failed` (`startup_failed`) lists the
+ * containers whose liveness (startup) probe wants them restarted
+ * (NULL-terminated names, may be NULL). */
 void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime_pod_status *status,
-                                     const char *const *liveness_failed, struct pod_actions *a);
+                                     const char *const *liveness_failed,
+                                     const char *const *startup_failed, struct pod_actions *a);
 void pod_actions_clear(struct pod_actions *a);
 
 /* Whether a container with this last status should be restarted under the

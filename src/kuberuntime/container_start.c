@@ -164,6 +164,30 @@ static void use_image_ref(Runtime__V1__ContainerConfig *cfg, const struct contai
         }
 }
 
+/* upstream startSpec.getTargetID and generateLinuxContainerConfig: an
+ * ephemeral container with a target joins that container's process
+ * namespace (when the pod does not share one already). */
+static int join_target(Runtime__V1__ContainerConfig *cfg, const struct container *c,
+                       const struct runtime_pod_status *status, ck_error_t *err)
+{
+        if (c->target_container_name == NULL || c->target_container_name[0] == '\0')
+                return 0;
+        const struct runtime_container_status *t =
+            runtime_pod_status_find(status, c->target_container_name);
+        if (t == NULL || t->state != CONTAINER_STATE_RUNNING || t->id == NULL)
+                return ck_error_make(err, 0, "unable to find target container %s",
+                                     c->target_container_name);
+        Runtime__V1__NamespaceOption *ns = cfg->linux && cfg->linux->security_context
+                                               ? cfg->linux->security_context->namespace_options
+                                               : NULL;
+        if (ns != NULL && ns->pid == RUNTIME__V1__NAMESPACE_MODE__CONTAINER) {
+                /* target_id is still protobuf-c's shared empty default */
+                ns->pid = RUNTIME__V1__NAMESPACE_MODE__TARGET;
+                ns->target_id = xstrdup(t->id);
+        }
+        return 0;
+}
+
 int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                                  const struct pod *pod, const struct container *c,
                                  const struct runtime_pod_status *status, const char *sandbox_id,
@@ -224,6 +248,17 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                 return -1;
         }
         use_image_ref(cfg, c, image_ref);
+        if (join_target(cfg, c, status, &err) < 0) {
+                LOG_ERROR("Failed to generate container config",
+                          "pod=\"%s\" container=\"%s\" err=\"%s\"", who, c->name,
+                          ck_error_msg(err));
+                kuberuntime__set_waiting(result, c->name, "CreateContainerConfigError", "%s",
+                                         ck_error_msg(err));
+                container_event(rt, pod, c, NULL, EVENT_WARNING, "Failed", "Error: %s",
+                                ck_error_msg(err));
+                kuberuntime_container_config_free(cfg);
+                return -1;
+        }
 
         LOG_INFO(4, "Creating container in pod",
                  "pod=\"%s\" container=\"%s\" restartCount=%" PRId32, who, c->name, restart_count);

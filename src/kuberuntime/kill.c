@@ -43,6 +43,9 @@ static int64_t grace_period(const struct pod *pod, const char *name, const char 
         if (reason != NULL && strcmp(reason, KILL_REASON_LIVENESS) == 0 && c != NULL &&
             c->liveness_probe != NULL && c->liveness_probe->has_termination_grace_period_seconds)
                 return c->liveness_probe->termination_grace_period_seconds;
+        if (reason != NULL && strcmp(reason, KILL_REASON_STARTUP) == 0 && c != NULL &&
+            c->startup_probe != NULL && c->startup_probe->has_termination_grace_period_seconds)
+                return c->startup_probe->termination_grace_period_seconds;
         return pod->termination_grace_period_seconds;
 }
 
@@ -66,6 +69,10 @@ static char *killing_message(const struct pod *pod, const char *name, const char
         if (strcmp(reason, KILL_REASON_LIVENESS) == 0)
                 return xasprintf(
                     "%s %s failed liveness probe%s", what, name,
+                    !init && pod->restart_policy != RESTART_NEVER ? ", will be restarted" : "");
+        if (strcmp(reason, KILL_REASON_STARTUP) == 0)
+                return xasprintf(
+                    "%s %s failed startup probe%s", what, name,
                     !init && pod->restart_policy != RESTART_NEVER ? ", will be restarted" : "");
         if (strcmp(reason, KILL_REASON_UNKNOWN_STATE) == 0)
                 return xasprintf("%s is in \"unknown\" state, try killing it before restart", what);

@@ -97,6 +97,8 @@ json_t *kuberuntime__raw_container(const struct pod *pod, const char *name)
         json_t *c = find_named(kuberuntime__raw_spec(pod, "containers"), name);
         if (c == NULL)
                 c = find_named(kuberuntime__raw_spec(pod, "initContainers"), name);
+        if (c == NULL)
+                c = find_named(kuberuntime__raw_spec(pod, "ephemeralContainers"), name);
         return c;
 }
 

@@ -201,9 +201,10 @@ struct kuberuntime_pod_context {
          * below (kuberuntime_pull_keyring_load) */
         const struct kuberuntime_keyring *keyring;
         const char *pod_ip_hint; /* unused in standalone mode */
-        /* containers (by name) whose liveness probe failed: restarted;
-         * NULL-terminated, may be NULL */
+        /* containers (by name) whose liveness (startup) probe failed:
+         * restarted; NULL-terminated, may be NULL */
         const char *const *liveness_failed;
+        const char *const *startup_failed;
         /* configMaps and secrets for env / envFrom and pull secrets; NULL:
          * standalone, a reference to one is an error as upstream without a
          * kubeClient (pull secrets: skipped, logged) */

@@ -315,7 +315,7 @@ static void log_actions(const struct pod_actions *a, const char *who)
 {
         if (!LOG_V(3))
                 return;
-        char start[256] = "", init[128] = "";
+        char start[256] = "", init[128] = "", eph[128] = "";
         for (size_t i = 0; i < a->n_containers_to_start; i++) {
                 size_t l = strlen(start);
                 snprintf(start + l, sizeof(start) - l, "%s%d", i ? "," : "",
@@ -326,12 +326,16 @@ static void log_actions(const struct pod_actions *a, const char *who)
                 snprintf(init + l, sizeof(init) - l, "%s%d", i ? "," : "",
                          a->init_containers_to_start[i]);
         }
+        for (size_t i = 0; i < a->n_ephemeral_containers_to_start; i++) {
+                size_t l = strlen(eph);
+                snprintf(eph + l, sizeof(eph) - l, "%s%d", i ? "," : "",
+                         a->ephemeral_containers_to_start[i]);
+        }
         LOG_INFO(3, "computePodActions got for pod",
                  "pod=\"%s\" killPod=%d createSandbox=%d attempt=%" PRIu32
                  " initContainersToStart=\"[%s]\" containersToStart=\"[%s]\" "
-                 "containersToKill=%zu "
-                 "podDone=%d",
-                 who, a->kill_pod, a->create_sandbox, a->attempt, init, start,
+                 "ephemeralContainersToStart=\"[%s]\" containersToKill=%zu podDone=%d",
+                 who, a->kill_pod, a->create_sandbox, a->attempt, init, start, eph,
                  a->n_containers_to_kill, a->pod_done);
 }
 
@@ -347,7 +351,8 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                 status = &empty;
 
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(pod, status, ctx ? ctx->liveness_failed : NULL, &a);
+        kuberuntime_compute_pod_actions(pod, status, ctx ? ctx->liveness_failed : NULL,
+                                        ctx ? ctx->startup_failed : NULL, &a);
         log_actions(&a, who);
 
         Runtime__V1__PodSandboxConfig *sb_cfg = NULL;
@@ -389,7 +394,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
         backoff_gc(rt->crashloop, fs_now_mono_ms());
 
         if (!a.create_sandbox && a.n_init_containers_to_start == 0 &&
-            a.n_containers_to_start == 0) {
+            a.n_containers_to_start == 0 && a.n_ephemeral_containers_to_start == 0) {
                 ret = 0;
                 goto out;
         }
@@ -418,7 +423,17 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                 goto out;
         }
 
-        /* 4: init containers in order; a regular one that cannot start
+        /* 4: ephemeral containers, before the init containers: a debugging
+         * container must start even when initialization is stuck */
+        for (size_t i = 0; i < a.n_ephemeral_containers_to_start; i++) {
+                const struct container *c =
+                    &pod->ephemeral_containers[a.ephemeral_containers_to_start[i]];
+                LOG_INFO(4, "Starting ephemeral container", "pod=\"%s\" container=\"%s\"", who,
+                         c->name);
+                kuberuntime__start_container(rt, cri, pod, c, status, sandbox_id, sb_cfg, pod_ip,
+                                             ctx, result);
+        }
+        /* 5: init containers in order; a regular one that cannot start
          * stops the sync (the next one depends on it), a sidecar does not */
         for (size_t i = 0; i < a.n_init_containers_to_start; i++) {
                 const struct container *c = &pod->init_containers[a.init_containers_to_start[i]];
@@ -434,7 +449,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                         goto out;
                 }
         }
-        /* 5: app containers */
+        /* 6: app containers */
         for (size_t i = 0; i < a.n_containers_to_start; i++) {
                 const struct container *c = &pod->containers[a.containers_to_start[i]];
                 kuberuntime__start_container(rt, cri, pod, c, status, sandbox_id, sb_cfg, pod_ip,

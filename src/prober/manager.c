@@ -211,18 +211,31 @@ void prober_results(struct prober *p, const char *uid, struct kv_list *readiness
         pthread_mutex_unlock(&p->lock);
 }
 
-char **prober_liveness_failures(struct prober *p, const char *uid)
+static char **failures(struct prober *p, const char *uid, bool startup)
 {
         char **names = NULL;
+        size_t n = 0;
         pthread_mutex_lock(&p->lock);
         const struct prober_pod *pp = find_pod(p, uid, NULL);
-        if (pp != NULL && pp->n_failures > 0) {
-                names = xcalloc(pp->n_failures + 1, sizeof(*names));
-                for (size_t i = 0; i < pp->n_failures; i++)
-                        names[i] = xstrdup(pp->failures[i].container_name);
+        for (size_t i = 0; pp != NULL && i < pp->n_failures; i++) {
+                if (pp->failures[i].startup != startup)
+                        continue;
+                if (names == NULL)
+                        names = xcalloc(pp->n_failures + 1, sizeof(*names));
+                names[n++] = xstrdup(pp->failures[i].container_name);
         }
         pthread_mutex_unlock(&p->lock);
         return names;
+}
+
+char **prober_liveness_failures(struct prober *p, const char *uid)
+{
+        return failures(p, uid, false);
+}
+
+char **prober_startup_failures(struct prober *p, const char *uid)
+{
+        return failures(p, uid, true);
 }
 
 struct prober *prober_new(const struct prober_options *opts, prober_changed_fn fn, void *ctx)

@@ -70,9 +70,10 @@ void prober_remove_pod(struct prober *p, const char *uid);
 void prober_results(struct prober *p, const char *uid, struct kv_list *readiness,
                     struct kv_list *startup);
 
-/* Names of containers whose liveness or startup probe has failed (a restart
+/* Names of containers whose liveness (startup) probe has failed (a restart
  * is due), NULL-terminated new array (free each and the array), or NULL. */
 char **prober_liveness_failures(struct prober *p, const char *uid);
+char **prober_startup_failures(struct prober *p, const char *uid);
 
 /* Runs one handler once: a probe action or a lifecycle hook (exec through
  * CRI ExecSync, httpGet, tcpSocket, grpc health check, sleep).  pod_ip is

@@ -93,6 +93,7 @@ struct prober_worker {
 struct prober_failure {
         char *container_name;
         char *container_id;
+        bool startup; /* the startup probe failed (else the liveness probe) */
 };
 
 struct prober_pod {

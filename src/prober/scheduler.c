@@ -280,17 +280,19 @@ static void record_outcome(struct prober *p, const struct job *j, enum prober_ou
         }
 }
 
-static void add_failure(struct prober_pod *pp, const char *name, const char *container_id)
+static void add_failure(struct prober_pod *pp, const char *name, const char *container_id,
+                        bool startup)
 {
         for (size_t i = 0; i < pp->n_failures; i++)
                 if (strcmp(pp->failures[i].container_name, name) == 0) {
                         free(pp->failures[i].container_id);
                         pp->failures[i].container_id = xstrdup(container_id);
+                        pp->failures[i].startup = startup;
                         return;
                 }
         pp->failures = xrealloc(pp->failures, (pp->n_failures + 1) * sizeof(*pp->failures));
         pp->failures[pp->n_failures++] =
-            (struct prober_failure){xstrdup(name), xstrdup(container_id)};
+            (struct prober_failure){xstrdup(name), xstrdup(container_id), startup};
 }
 
 /* Applies a run's outcome to its worker and schedules the next run. */
@@ -309,7 +311,8 @@ static void finish_job(struct prober *p, struct prober_worker *w, const struct j
                 *ch = (struct change){true, xstrdup(j->uid), xstrdup(w->container_name), w->type,
                                       w->result};
                 if (w->type != PROBE_READINESS && w->result == PROBE_RESULT_FAILURE)
-                        add_failure(w->pp, w->container_name, w->container_id);
+                        add_failure(w->pp, w->container_name, w->container_id,
+                                    w->type == PROBE_STARTUP);
                 if (w->type == PROBE_STARTUP && w->result == PROBE_RESULT_SUCCESS) {
                         /* liveness and readiness may start now */
                         for (size_t i = 0; i < w->pp->n_workers; i++)

@@ -28,14 +28,28 @@ static json_t *waiting_state(const char *reason, const char *message)
         return json_pack("{s:o}", "waiting", w);
 }
 
-/* The raw JSON of a container of the pod (spec.containers or
- * spec.initContainers), for the fields struct container does not keep
- * verbatim (resources as written). Borrowed, may be NULL. */
-static json_t *raw_container(const struct pod *pod, const char *name, bool is_init)
+static const char *spec_key(enum status_list list)
+{
+        return list == STATUS_INIT        ? "initContainers"
+               : list == STATUS_EPHEMERAL ? "ephemeralContainers"
+                                          : "containers";
+}
+
+static const char *status_key(enum status_list list)
+{
+        return list == STATUS_INIT        ? "initContainerStatuses"
+               : list == STATUS_EPHEMERAL ? "ephemeralContainerStatuses"
+                                          : "containerStatuses";
+}
+
+/* The raw JSON of a container of the pod (spec.containers,
+ * spec.initContainers or spec.ephemeralContainers), for the fields struct
+ * container does not keep verbatim (resources as written). Borrowed, may be
+ * NULL. */
+static json_t *raw_container(const struct pod *pod, const char *name, enum status_list list)
 {
         json_t *spec = json_object_get(pod->raw, "spec");
-        return status_find_named(json_object_get(spec, is_init ? "initContainers" : "containers"),
-                                 "name", name);
+        return status_find_named(json_object_get(spec, spec_key(list)), "name", name);
 }
 
 /* v1.VolumeMountStatus list (RecursiveReadOnlyMounts is GA): readOnly
@@ -78,9 +92,10 @@ static json_t *default_status(const struct container *c, const char *default_rea
 
 /* resources (the allocated ones: ckubelet does not resize in place) and
  * allocatedResources (= requests), InPlacePodVerticalScaling being GA. */
-static void set_resources(json_t *st, const struct pod *pod, const char *name, bool is_init)
+static void set_resources(json_t *st, const struct pod *pod, const char *name,
+                          enum status_list list)
 {
-        json_t *rc = raw_container(pod, name, is_init);
+        json_t *rc = raw_container(pod, name, list);
         json_t *res = json_object_get(rc, "resources");
         json_t *out = json_object();
         json_t *limits = json_object_get(res, "limits");
@@ -97,7 +112,7 @@ static void set_resources(json_t *st, const struct pod *pod, const char *name, b
 /* upstream convertContainerStatus: one runtime container to a status. */
 static json_t *convert_runtime(const struct status_input *in, const struct container *spec,
                                const struct runtime_container_status *rc, const json_t *old,
-                               bool is_init)
+                               enum status_list list)
 {
         char *cid = xasprintf("%s://%s", in->runtime_name ? in->runtime_name : "containerd",
                               rc->id ? rc->id : "");
@@ -158,7 +173,7 @@ static json_t *convert_runtime(const struct status_input *in, const struct conta
         if (rc->state == CONTAINER_STATE_RUNNING && json_object_get(old, "started") != NULL)
                 json_object_set(st, "started", json_object_get(old, "started"));
 
-        set_resources(st, in->pod, spec->name, is_init);
+        set_resources(st, in->pod, spec->name, list);
         free(cid);
         return st;
 }
@@ -203,15 +218,19 @@ static int cmp_status_name(const void *a, const void *b)
 }
 
 json_t *status_container_statuses(const struct status_input *in,
-                                  const struct status_runtime_view *rt, bool is_init)
+                                  const struct status_runtime_view *rt, enum status_list list)
 {
         const struct pod *pod = in->pod;
-        const struct container *cs = is_init ? pod->init_containers : pod->containers;
-        size_t n = is_init ? pod->n_init_containers : pod->n_containers;
+        bool is_init = list == STATUS_INIT;
+        const struct container *cs = is_init                    ? pod->init_containers
+                                     : list == STATUS_EPHEMERAL ? pod->ephemeral_containers
+                                                                : pod->containers;
+        size_t n = is_init                    ? pod->n_init_containers
+                   : list == STATUS_EPHEMERAL ? pod->n_ephemeral_containers
+                                              : pod->n_containers;
         bool has_init = pod->n_init_containers > 0;
         const char *default_reason = has_init ? "PodInitializing" : "ContainerCreating";
-        json_t *old_list = json_object_get(in->old_status,
-                                           is_init ? "initContainerStatuses" : "containerStatuses");
+        json_t *old_list = json_object_get(in->old_status, status_key(list));
         json_t **st = xcalloc(n ? n : 1, sizeof(*st));
         int *seen = xcalloc(n ? n : 1, sizeof(*seen));
 
@@ -271,7 +290,7 @@ json_t *status_container_statuses(const struct status_input *in,
                 if (i == n || seen[i] >= 2)
                         continue;
                 json_t *old = status_find_named(old_list, "name", cs[i].name);
-                json_t *conv = convert_runtime(in, &cs[i], rc, old, is_init);
+                json_t *conv = convert_runtime(in, &cs[i], rc, old, list);
                 if (seen[i] == 0) {
                         json_decref(st[i]);
                         st[i] = conv;

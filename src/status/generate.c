@@ -71,8 +71,8 @@ static void generate_core(const struct status_input *in, struct generated *g)
 {
         struct status_runtime_view view;
         status_runtime_view_init(&view, in->runtime);
-        g->app = status_container_statuses(in, &view, false);
-        g->init = status_container_statuses(in, &view, true);
+        g->app = status_container_statuses(in, &view, STATUS_APP);
+        g->init = status_container_statuses(in, &view, STATUS_INIT);
         status_runtime_view_release(&view);
         status_apply_probes(in, g->app, g->init);
 
@@ -158,7 +158,7 @@ static json_t *pod_ips(const struct status_input *in)
 static void truncate_messages(const struct pod *pod, json_t *arr)
 {
         size_t per = MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH;
-        size_t n = pod->n_containers + pod->n_init_containers;
+        size_t n = pod->n_containers + pod->n_init_containers + pod->n_ephemeral_containers;
         if (n > 0)
                 per /= n;
         size_t i;
@@ -304,6 +304,16 @@ json_t *status_generate(const struct status_input *in)
                 json_object_set_new(s, "containerStatuses", g.app);
         else
                 json_decref(g.app);
+        if (pod->n_ephemeral_containers > 0) {
+                /* outside generate_core: ephemeral containers have no part
+                 * in the phase, the conditions or the probes */
+                struct status_runtime_view view;
+                status_runtime_view_init(&view, in->runtime);
+                json_t *eph = status_container_statuses(in, &view, STATUS_EPHEMERAL);
+                status_runtime_view_release(&view);
+                truncate_messages(pod, eph);
+                json_object_set_new(s, "ephemeralContainerStatuses", eph);
+        }
         json_object_set_new(s, "qosClass", json_string(qos_class_name(pod_qos_class(pod))));
         return s;
 }

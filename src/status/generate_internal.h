@@ -49,10 +49,12 @@ bool status_container_should_restart(const struct container *c, const struct pod
 
 /* ---- convertToAPIContainerStatuses (container_statuses.c) ---- */
 
-/* The statuses of the init (is_init) or app containers: init ones in spec
- * order, app ones sorted by name (as upstream).  New reference. */
+enum status_list { STATUS_APP, STATUS_INIT, STATUS_EPHEMERAL };
+
+/* The statuses of the app, init or ephemeral containers: init ones in spec
+ * order, the others sorted by name (as upstream).  New reference. */
 json_t *status_container_statuses(const struct status_input *in,
-                                  const struct status_runtime_view *rt, bool is_init);
+                                  const struct status_runtime_view *rt, enum status_list list);
 
 /* The probe manager's UpdatePodStatus: sets "started" and "ready". */
 void status_apply_probes(const struct status_input *in, json_t *app, json_t *init);

@@ -21,10 +21,12 @@ static bool pod_fs_user(const struct pod *pod, uid_t *uid)
 {
         bool have = false;
         int64_t user = 0;
-        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
-                const struct container *c = i < pod->n_init_containers
-                                                ? &pod->init_containers[i]
-                                                : &pod->containers[i - pod->n_init_containers];
+        size_t n_init = pod->n_init_containers, n_app = pod->n_containers;
+        for (size_t i = 0; i < n_init + n_app + pod->n_ephemeral_containers; i++) {
+                const struct container *c = i < n_init ? &pod->init_containers[i]
+                                            : i < n_init + n_app
+                                                ? &pod->containers[i - n_init]
+                                                : &pod->ephemeral_containers[i - n_init - n_app];
                 int64_t u;
                 if (c->security_context && c->security_context->has_run_as_user)
                         u = c->security_context->run_as_user;

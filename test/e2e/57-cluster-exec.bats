@@ -184,3 +184,44 @@ agent_back_to() { # STREAMS THREADS: no more than that again
 	[ "$output" = 400 ]
 	[ "$(cat "$BATS_TEST_TMPDIR/body")" = "Upgrade request required" ]
 }
+
+# kpod_eph_started NS POD NAME: the ephemeral container's status says running.
+kpod_eph_started() {
+	[[ -n $(kpod_field "$1" "$2" "{.status.ephemeralContainerStatuses[?(@.name==\"$3\")].state.running.startedAt}") ]]
+}
+
+@test "kubectl debug: an ephemeral container starts in the pod, in its target's process namespace, and answers exec and logs" {
+	bound_pod debugme 2 'trap "exit 0" TERM; while :; do sleep 1; done; echo main-marker'
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" debugme
+	local main_id
+	main_id=$(kpod_running_container "$TEST_NS" debugme main)
+	[ -n "$main_id" ]
+	run kubectl debug -n "$TEST_NS" debugme --image=localhost/busybox:1.35 --target=main -c dbg \
+		-- sh -c 'while :; do echo polo; sleep 2; done'
+	[ "$status" -eq 0 ]
+	wait_for -t 60 -i 0.5 kpod_eph_started "$TEST_NS" debugme dbg
+	# exec and logs reach it by name
+	run kubectl exec -n "$TEST_NS" debugme -c dbg -- echo marco
+	[ "$status" -eq 0 ]
+	[ "$output" = marco ]
+	wait_for -t 20 -i 0.5 eval '[[ $(kubectl logs -n "$TEST_NS" debugme -c dbg) == *polo* ]]'
+	# --target: it sees the main container's processes (PID namespace TARGET)
+	run kubectl exec -n "$TEST_NS" debugme -c dbg -- ps -o args
+	[[ $output == *main-marker* ]]
+	# the app container is untouched and the pod stays Ready
+	[ "$(kpod_running_container "$TEST_NS" debugme main)" = "$main_id" ]
+	kpod_ready "$TEST_NS" debugme
+	# its events name it as upstream does
+	wait_for -t 20 -i 0.5 eval '[[ $(kubectl get events -n "$TEST_NS" --field-selector involvedObject.name=debugme -o jsonpath="{.items[*].involvedObject.fieldPath}") == *"spec.ephemeralContainers{dbg}"* ]]'
+
+	# one without a target has its own PID namespace; an exited one is never restarted
+	run kubectl debug -n "$TEST_NS" debugme --image=localhost/busybox:1.35 -c once -- sh -c 'ps -o args; exit 3'
+	[ "$status" -eq 0 ]
+	wait_for -t 60 -i 0.5 eval '[[ $(kpod_field "$TEST_NS" debugme "{.status.ephemeralContainerStatuses[?(@.name==\"once\")].state.terminated.exitCode}") == 3 ]]'
+	run kubectl logs -n "$TEST_NS" debugme -c once
+	[[ $output != *main-marker* ]]
+	sleep 5
+	[ "$(kpod_field "$TEST_NS" debugme '{.status.ephemeralContainerStatuses[?(@.name=="once")].restartCount}')" = 0 ]
+	[ -z "$(kpod_running_container "$TEST_NS" debugme once)" ]
+	kubectl delete pod -n "$TEST_NS" debugme --wait=true --timeout=60s
+}

@@ -551,6 +551,30 @@ static void test_validation_errors(void **state)
                   "{exec: {}}}]}\n",
              "spec.initContainers[0].livenessProbe: Forbidden: may not be set for init "
              "containers without restartPolicy=Always"},
+            /* ephemeral containers: validateEphemeralContainers */
+            {META "spec: {" ONE ", ephemeralContainers: [{name: d, image: x, ports: "
+                  "[{containerPort: 80}]}]}\n",
+             "spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral "
+             "Container"},
+            {META "spec: {" ONE ", ephemeralContainers: [{name: d, image: x, resources: "
+                  "{limits: {}}, restartPolicy: Always}]}\n",
+             "spec.ephemeralContainers[0].resources: Forbidden: cannot be set for an Ephemeral "
+             "Container; spec.ephemeralContainers[0].restartPolicy: Forbidden: cannot be set for "
+             "an Ephemeral Container"},
+            {META "spec: {" ONE ", ephemeralContainers: [{name: d, image: x, lifecycle: "
+                  "{preStop: {exec: {command: [a]}}}, readinessProbe: {exec: {}}}]}\n",
+             "spec.ephemeralContainers[0].readinessProbe: Forbidden: cannot be set for an "
+             "Ephemeral Container; spec.ephemeralContainers[0].lifecycle: Forbidden: cannot be "
+             "set for an Ephemeral Container"},
+            {META "spec: {" ONE ", volumes: [{name: v, emptyDir: {}}], ephemeralContainers: "
+                  "[{name: d, image: x, volumeMounts: [{name: v, mountPath: /v, subPath: s}]}]}\n",
+             "spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for "
+             "an Ephemeral Container"},
+            {META "spec: {" ONE ", ephemeralContainers: [{name: d, image: x, "
+                  "targetContainerName: nope}]}\n",
+             "spec.ephemeralContainers[0].targetContainerName: Not found: \"nope\""},
+            {META "spec: {" ONE ", ephemeralContainers: [{name: a, image: x}]}\n",
+             "spec.ephemeralContainers[0].name: Duplicate value: \"a\""},
             /* resources */
             {META "spec: {containers: [{name: a, image: x, resources: {requests: {cpu: 2}, "
                   "limits: {cpu: 1}}}]}\n",
@@ -638,6 +662,40 @@ static void test_validation_errors(void **state)
                         fail_msg("case %zu:\n%s\ngot:  %s\nwant: %s", i, cases[i].yaml, msg,
                                  cases[i].want);
         }
+}
+
+/* What kubectl debug adds through the ephemeralcontainers subresource. */
+static void test_ephemeral_containers(void **state)
+{
+        (void)state;
+        cleanup_pod struct pod *pod = must_decode(
+            "metadata: {name: p}\n"
+            "spec:\n"
+            "  containers: [{name: app, image: x:1}]\n"
+            "  ephemeralContainers:\n"
+            "  - {name: debugger, image: busybox:1, command: [sh], stdin: true, tty: true,\n"
+            "     targetContainerName: app, env: [{name: A, value: b}],\n"
+            "     resources: {}, ports: null, lifecycle: null}\n"
+            "  - {name: plain, image: agnhost:2}\n");
+        assert_int_equal(pod->n_ephemeral_containers, 2);
+        const struct container *d = &pod->ephemeral_containers[0];
+        assert_string_equal(d->name, "debugger");
+        assert_string_equal(d->target_container_name, "app");
+        assert_true(d->stdin_open && d->tty);
+        assert_int_equal(d->n_env, 1);
+        assert_int_equal(d->image_pull_policy, PULL_IF_NOT_PRESENT);
+        assert_string_equal(d->termination_message_path, "/dev/termination-log");
+        assert_null(pod->ephemeral_containers[1].target_container_name);
+        assert_ptr_equal(pod_find_container(pod, "plain"), &pod->ephemeral_containers[1]);
+        assert_ptr_equal(pod_find_ephemeral_container(pod, "debugger"), d);
+        assert_null(pod_find_ephemeral_container(pod, "app"));
+        /* the defaults are written into the raw object, as for the others */
+        json_t *raw = raw_at(pod->raw, "spec.ephemeralContainers");
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(raw, 1), "imagePullPolicy")),
+            "IfNotPresent");
+        /* each has a spec hash, as the other containers */
+        assert_true(d->hash != 0 && d->hash != pod->ephemeral_containers[1].hash);
 }
 
 static void test_accepted_edge_cases(void **state)
@@ -802,6 +860,7 @@ int main(void)
             cmocka_unit_test(test_host_network_defaults_host_port),
             cmocka_unit_test(test_pull_policy_from_image),
             cmocka_unit_test(test_validation_errors),
+            cmocka_unit_test(test_ephemeral_containers),
             cmocka_unit_test(test_accepted_edge_cases),
             cmocka_unit_test(test_qos_class),
             cmocka_unit_test(test_container_hash),

@@ -41,7 +41,8 @@ struct want {
         uint32_t attempt;
         const char *init_start; /* names, comma separated, in order */
         const char *start;
-        const char *kill; /* names of the killed instances */
+        const char *kill;      /* names of the killed instances */
+        const char *eph_start; /* ephemeral containers to start */
 };
 
 struct tcase {
@@ -50,10 +51,12 @@ struct tcase {
         bool host_network, deleting;
         struct spec_c init[MAXC];
         struct spec_c app[MAXC];
+        struct spec_c eph[MAXC];     /* ephemeral containers */
         struct sandbox sandboxes[3]; /* newest first; attempt 0 + !ready + no ip = none */
         size_t n_sandboxes;
         struct stat_c stats[MAXC];
         const char *liveness_failed[MAXC];
+        const char *startup_failed[MAXC];
         struct want want;
 };
 
@@ -219,6 +222,13 @@ static const struct tcase cases[] = {
      .stats = {{"web", RUN}, {"log", RUN}},
      .liveness_failed = {"web"},
      .want = {.start = "web", .kill = "web"}},
+    {.what = "startup failure: kill and restart",
+     .app = {{"web"}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"log", RUN}},
+     .startup_failed = {"log"},
+     .want = {.start = "log", .kill = "log"}},
     {.what = "liveness failure under Never: kill, no restart",
      .policy = RESTART_NEVER,
      .app = {{"web"}, {"log"}},
@@ -381,13 +391,60 @@ static const struct tcase cases[] = {
      .n_sandboxes = 1,
      .stats = {{"job", EXITED, 0}, {"proxy", RUN}},
      .want = {.kill_pod = true, .pod_done = true}},
+
+    /* ephemeral containers */
+    {.what = "ephemeral container added to a running pod: start it, kill nothing",
+     .app = {{"web"}},
+     .eph = {{"debugger"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}},
+     .want = {.eph_start = "debugger"}},
+    {.what = "a running ephemeral container is in the spec: kept",
+     .app = {{"web"}},
+     .eph = {{"debugger"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"debugger", RUN}, {"web", RUN}},
+     .want = {}},
+    {.what = "an exited ephemeral container is never started again, whatever the policy",
+     .policy = RESTART_ALWAYS,
+     .app = {{"web"}},
+     .eph = {{"debugger"}, {"second"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"debugger", EXITED, 1}, {"web", RUN}},
+     .want = {.eph_start = "second"}},
+    {.what = "ephemeral containers start while initialization is stuck",
+     .init = {{"setup"}},
+     .app = {{"web"}},
+     .eph = {{"debugger"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"setup", RUN}},
+     .want = {.eph_start = "debugger"}},
+    {.what = "a pod whose apps are done starts no ephemeral container",
+     .policy = RESTART_NEVER,
+     .app = {{"job"}},
+     .eph = {{"debugger"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"job", EXITED, 0}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "a new sandbox starts no ephemeral container",
+     .app = {{"web"}},
+     .eph = {{"debugger"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"debugger", EXITED, 137}, {"web", EXITED, 137}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "web"}},
 };
 
 /* --- building the inputs ------------------------------------------------ */
 
 struct fixture {
         struct pod pod;
-        struct container init[MAXC], app[MAXC];
+        struct container init[MAXC], app[MAXC], eph[MAXC];
         struct runtime_sandbox_status sandboxes[3];
         struct runtime_container_status stats[MAXC];
         char ids[MAXC][32];
@@ -414,8 +471,14 @@ static void build(const struct tcase *tc, struct fixture *f)
                 f->app[i].hash = tc->app[i].hash ? tc->app[i].hash : 1;
                 f->pod.n_containers = i + 1;
         }
+        for (size_t i = 0; i < MAXC && tc->eph[i].name; i++) {
+                f->eph[i].name = (char *)tc->eph[i].name;
+                f->eph[i].hash = tc->eph[i].hash ? tc->eph[i].hash : 1;
+                f->pod.n_ephemeral_containers = i + 1;
+        }
         f->pod.init_containers = f->init;
         f->pod.containers = f->app;
+        f->pod.ephemeral_containers = f->eph;
 
         for (size_t i = 0; i < tc->n_sandboxes; i++) {
                 f->sandboxes[i].id = i == 0 ? "sb-new" : "sb-old";
@@ -456,13 +519,13 @@ static void names_of(const struct container *cs, const int *idx, size_t n, char 
 /* One line that says what the actions are, so that a failing case prints
  * what it wanted and what it got. */
 static void describe(bool kill_pod, bool create, bool done, uint32_t attempt, const char *init,
-                     const char *start, const char *kill, char *out, size_t len)
+                     const char *start, const char *kill, const char *eph, char *out, size_t len)
 {
-        snprintf(
-            out, len,
-            "kill_pod=%d create_sandbox=%d pod_done=%d attempt=%u init=[%s] start=[%s] kill=[%s]",
-            kill_pod, create, done, attempt, init ? init : "", start ? start : "",
-            kill ? kill : "");
+        snprintf(out, len,
+                 "kill_pod=%d create_sandbox=%d pod_done=%d attempt=%u init=[%s] start=[%s] "
+                 "kill=[%s] ephemeral=[%s]",
+                 kill_pod, create, done, attempt, init ? init : "", start ? start : "",
+                 kill ? kill : "", eph ? eph : "");
 }
 
 /* Returns whether the case passed (printing the difference if not). */
@@ -472,12 +535,15 @@ static bool check_case(const struct tcase *tc)
         build(tc, &f);
         struct pod_actions a;
         const char *const *liveness = tc->liveness_failed[0] ? tc->liveness_failed : NULL;
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, liveness, &a);
+        const char *const *startup = tc->startup_failed[0] ? tc->startup_failed : NULL;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, liveness, startup, &a);
 
-        char init[128], start[128], kill[128] = "", got[512], want[512];
+        char init[128], start[128], eph[128], kill[128] = "", got[512], want[512];
         names_of(f.init, a.init_containers_to_start, a.n_init_containers_to_start, init,
                  sizeof(init));
         names_of(f.app, a.containers_to_start, a.n_containers_to_start, start, sizeof(start));
+        names_of(f.eph, a.ephemeral_containers_to_start, a.n_ephemeral_containers_to_start, eph,
+                 sizeof(eph));
         bool ok = true;
         for (size_t i = 0; i < a.n_containers_to_kill; i++) {
                 size_t used = strlen(kill);
@@ -486,10 +552,11 @@ static bool check_case(const struct tcase *tc)
                 ok &= a.containers_to_kill[i].container_id != NULL &&
                       a.containers_to_kill[i].reason != NULL;
         }
-        describe(a.kill_pod, a.create_sandbox, a.pod_done, a.attempt, init, start, kill, got,
+        describe(a.kill_pod, a.create_sandbox, a.pod_done, a.attempt, init, start, kill, eph, got,
                  sizeof(got));
         describe(tc->want.kill_pod, tc->want.create_sandbox, tc->want.pod_done, tc->want.attempt,
-                 tc->want.init_start, tc->want.start, tc->want.kill, want, sizeof(want));
+                 tc->want.init_start, tc->want.start, tc->want.kill, tc->want.eph_start, want,
+                 sizeof(want));
         ok &= strcmp(got, want) == 0;
         /* next_init_container is the first init container to start */
         ok &= a.next_init_container ==
@@ -523,7 +590,7 @@ static void test_kill_names_the_instance(void **state)
                               .stats = {{"web", RUN, .id = "new"}, {"web", RUN, .id = "old"}}},
               &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].container_id, "old");
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_STALE);
@@ -534,9 +601,29 @@ static void test_kill_names_the_instance(void **state)
                               .n_sandboxes = 1,
                               .stats = {{"web", RUN}}},
               &f);
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_HASH_CHANGED);
+        pod_actions_clear(&a);
+
+        /* liveness and startup failures are told apart (each probe's
+         * terminationGracePeriodSeconds applies to its own kill) */
+        build(&(struct tcase){.init = {{"proxy", true}},
+                              .app = {{"web"}, {"db"}},
+                              .sandboxes = {READY(0)},
+                              .n_sandboxes = 1,
+                              .stats = {{"web", RUN}, {"db", RUN}, {"proxy", RUN}}},
+              &f);
+        static const char *const live[] = {"db", NULL}, *const startup[] = {"web", "proxy", NULL};
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, live, startup, &a);
+        assert_int_equal(a.n_containers_to_kill, 3);
+        for (size_t i = 0; i < a.n_containers_to_kill; i++)
+                assert_string_equal(a.containers_to_kill[i].reason,
+                                    strcmp(a.containers_to_kill[i].name, "db") == 0
+                                        ? KILL_REASON_LIVENESS
+                                        : KILL_REASON_STARTUP);
+        assert_int_equal(a.n_containers_to_start, 2);
+        assert_int_equal(a.n_init_containers_to_start, 1);
         pod_actions_clear(&a);
 }
 
@@ -547,7 +634,7 @@ static void test_null_status(void **state)
         struct fixture f;
         build(&(struct tcase){.app = {{"web"}}}, &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, NULL, &a);
         assert_true(a.create_sandbox);
         assert_false(a.kill_pod);
         assert_int_equal(a.n_containers_to_start, 1);

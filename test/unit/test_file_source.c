@@ -257,7 +257,8 @@ static void sleep_ms(int ms)
 
 /* The log says path could not be processed (polling, the log is written
  * from the source's thread). */
-static bool log_names_error(struct fixture *f, const char *file)
+/* An error line names the file (and says `why`, unless NULL). */
+static bool log_names_error_why(struct fixture *f, const char *file, const char *why)
 {
         for (int i = 0; i < WAIT_MS / 50; i++) {
                 char buf[65536];
@@ -265,11 +266,16 @@ static bool log_names_error(struct fixture *f, const char *file)
                 buf[n > 0 ? n : 0] = '\0';
                 for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
                         if (line[0] == 'E' && strstr(line, "Could not process manifest file") &&
-                            strstr(line, file))
+                            strstr(line, file) && (why == NULL || strstr(line, why)))
                                 return true;
                 sleep_ms(50);
         }
         return false;
+}
+
+static bool log_names_error(struct fixture *f, const char *file)
+{
+        return log_names_error_why(f, file, NULL);
 }
 
 static bool is_hex32(const char *s)
@@ -303,6 +309,11 @@ static void test_good_pods_only(void **state)
                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: deploy\n"
                    "spec:\n  containers:\n  - name: main\n    image: localhost/busybox:1.35\n");
         write_pod(f, ".hidden.yaml", "hidden", "localhost/busybox:1.35");
+        /* upstream's ValidatePodCreate: only the subresource adds them */
+        write_file(f, "ephemeral.yaml",
+                   "apiVersion: v1\nkind: Pod\nmetadata:\n  name: eph\nspec:\n  containers:\n"
+                   "  - {name: main, image: localhost/busybox:1.35}\n  ephemeralContainers:\n"
+                   "  - {name: dbg, image: localhost/busybox:1.35}\n");
         char sub[128];
         snprintf(sub, sizeof(sub), "%s/subdir", f->dir);
         assert_int_equal(mkdir(sub, 0700), 0);
@@ -336,6 +347,8 @@ static void test_good_pods_only(void **state)
         assert_true(log_names_error(f, "noimage.yaml"));
         assert_true(log_names_error(f, "nokind.yaml"));
         assert_true(log_names_error(f, "deploy.yaml"));
+        assert_true(log_names_error_why(
+            f, "ephemeral.yaml", "spec.ephemeralContainers: Forbidden: cannot be set on create"));
 
         /* rescans without changes: no new snapshot, same UIDs */
         int before = snapshots(f);

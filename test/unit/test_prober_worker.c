@@ -287,6 +287,31 @@ static void test_startup_gates_liveness_and_readiness(void **state)
         pod_unref(pod);
 }
 
+/* A failed startup probe asks for a restart as a startup failure (upstream's
+ * reasonStartupProbe: the startup probe's terminationGracePeriodSeconds). */
+static void test_startup_failure(void **state)
+{
+        struct fixture *f = *state;
+        hs_route(f->srv, "/startup", 500);
+        char *probe = http_probe("startup", "/startup", f->srv->port, "\"failureThreshold\":1");
+        struct pod *pod = pod_with_probes(probe, false);
+        free(probe);
+        prober_update_pod(f->p, pod,
+                          runtime(&f->rs, "c1", CONTAINER_STATE_RUNNING, fs_now_real_ns()));
+        assert_true(wait_changes(&f->rec, 1, WAIT_MS));
+        struct change c = change_at(&f->rec, 0);
+        assert_int_equal(c.type, PROBE_STARTUP);
+        assert_int_equal(c.result, PROBE_RESULT_FAILURE);
+        char **names = prober_startup_failures(f->p, "uid-1");
+        assert_non_null(names);
+        assert_string_equal(names[0], "c");
+        assert_null(names[1]);
+        free(names[0]);
+        free(names);
+        assert_null(prober_liveness_failures(f->p, "uid-1"));
+        pod_unref(pod);
+}
+
 static void test_liveness_failure_until_a_new_container(void **state)
 {
         struct fixture *f = *state;
@@ -306,6 +331,9 @@ static void test_liveness_failure_until_a_new_container(void **state)
         assert_null(names[1]);
         free(names[0]);
         free(names);
+        /* a liveness failure, not a startup one: the kill uses the liveness
+         * probe's terminationGracePeriodSeconds */
+        assert_null(prober_startup_failures(f->p, "uid-1"));
 
         /* on hold: no more probes of this container; a sync of the same
          * container keeps the verdict */
@@ -441,6 +469,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_readiness_thresholds_and_changes, setup, teardown),
             cmocka_unit_test_setup_teardown(test_startup_gates_liveness_and_readiness, setup,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_startup_failure, setup, teardown),
             cmocka_unit_test_setup_teardown(test_liveness_failure_until_a_new_container, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_initial_delay_counts_from_the_container_start,

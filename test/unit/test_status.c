@@ -441,6 +441,50 @@ static void test_default_waiting_reasons(void **state)
         pod_unref(pod);
 }
 
+/* ephemeralContainerStatuses: as the app containers' (upstream converts them
+ * with the same function), sorted by name, outside the phase and conditions. */
+static void test_ephemeral_container_statuses(void **state)
+{
+        (void)state;
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:o, s:[{s:s, s:s}, {s:s, s:s}]}}", "apiVersion",
+            "v1", "kind", "Pod", "metadata", "name", "web", "namespace", "default", "uid", "uid-1",
+            "spec", "restartPolicy", "Always", "containers", containers_json("web"),
+            "ephemeralContainers", "name", "zz-debug", "image", "localhost/busybox:1.35", "name",
+            "debugger", "image", "localhost/busybox:1.35");
+        struct pod *pod = test_pod_object(obj);
+        json_decref(obj);
+        struct runtime_fixture f;
+        /* debugger ran and exited 1; zz-debug not started yet */
+        const struct rc_spec rcs[] = {{"web", R, 0, 1, 0}, {"debugger", X, 1, 2, 0}, {0}};
+        json_t *s = generate_simple(pod, make_runtime(&f, rcs, true), NULL, T0 + 100 * SEC);
+
+        json_t *arr = json_object_get(s, "ephemeralContainerStatuses");
+        assert_int_equal(json_array_size(arr), 2);
+        assert_string_equal(str(json_array_get(arr, 0), "name"), "debugger");
+        assert_string_equal(str(json_array_get(arr, 1), "name"), "zz-debug");
+        const json_t *d = json_array_get(arr, 0);
+        json_t *t = json_object_get(json_object_get(d, "state"), "terminated");
+        assert_non_null(t);
+        assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 1);
+        assert_string_equal(str(d, "containerID"), "containerd://c1debugger");
+        json_t *w = json_object_get(json_object_get(json_array_get(arr, 1), "state"), "waiting");
+        assert_string_equal(str(w, "reason"), "ContainerCreating");
+        /* not in the app list, and the pod is Running and Ready on web alone */
+        assert_int_equal(json_array_size(json_object_get(s, "containerStatuses")), 1);
+        assert_string_equal(str(s, "phase"), "Running");
+        assert_string_equal(str(cond(s, "Ready"), "status"), "True");
+        json_decref(s);
+        pod_unref(pod);
+
+        /* a pod without ephemeral containers has no such list */
+        pod = make_pod("Always", "", "web");
+        s = generate_simple(pod, NULL, NULL, T0);
+        assert_null(json_object_get(s, "ephemeralContainerStatuses"));
+        json_decref(s);
+        pod_unref(pod);
+}
+
 static void test_transition_times_and_start_time(void **state)
 {
         (void)state;
@@ -644,6 +688,7 @@ int main(void)
             cmocka_unit_test(test_phase_table),
             cmocka_unit_test(test_container_status_fields),
             cmocka_unit_test(test_default_waiting_reasons),
+            cmocka_unit_test(test_ephemeral_container_statuses),
             cmocka_unit_test(test_transition_times_and_start_time),
             cmocka_unit_test(test_vanished_running_container),
             cmocka_unit_test(test_terminal_phase_is_kept),
