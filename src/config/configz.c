@@ -263,6 +263,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_string_omitempty(kc, "healthzBindAddress", cfg->healthz_bind_address);
         put_string_omitempty(kc, "clusterDomain", cfg->cluster_domain);
         put_strings_omitempty(kc, "clusterDNS", cfg->cluster_dns);
+        put_strings_omitempty(kc, "allowedUnsafeSysctls", cfg->allowed_unsafe_sysctls);
         put_duration(kc, "nodeStatusUpdateFrequency", cfg->node_status_update_frequency_ms);
         put_duration(kc, "nodeStatusReportFrequency", cfg->node_status_report_frequency_ms);
         put_int_omitempty(kc, "nodeLeaseDurationSeconds", cfg->node_lease_duration_seconds);

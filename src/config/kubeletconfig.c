@@ -236,6 +236,7 @@ void kubelet_config_release(struct kubelet_config *cfg)
                 *s = NULL;
         }
         kcfg_strv_free(&cfg->cluster_dns);
+        kcfg_strv_free(&cfg->allowed_unsafe_sysctls);
         kcfg_strv_free(&cfg->tls_cipher_suites);
         kcfg_kv_clear(&cfg->node_labels);
         kcfg_kv_clear(&cfg->system_reserved);
@@ -250,6 +251,7 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
                 *s = xstrdup(*s);
         }
         dst->cluster_dns = kcfg_strv_dup(src->cluster_dns);
+        dst->allowed_unsafe_sysctls = kcfg_strv_dup(src->allowed_unsafe_sysctls);
         dst->tls_cipher_suites = kcfg_strv_dup(src->tls_cipher_suites);
         memset(&dst->node_labels, 0, sizeof(dst->node_labels));
         memset(&dst->system_reserved, 0, sizeof(dst->system_reserved));

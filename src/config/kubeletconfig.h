@@ -49,6 +49,7 @@ struct kubelet_config {
         int64_t runtime_request_timeout_ms; /* --runtime-request-timeout, 2m */
         int32_t max_pods;                   /* --max-pods / maxPods, 110 */
         char **cluster_dns;                 /* --cluster-dns / clusterDNS, NULL-terminated */
+        char **allowed_unsafe_sysctls;      /* --allowed-unsafe-sysctls, NULL-terminated */
         char *cluster_domain;               /* --cluster-domain / clusterDomain */
         char *resolv_conf;                  /* --resolv-conf / resolvConf, /etc/resolv.conf */
         char *cgroup_root;                  /* --cgroup-root / cgroupRoot, "" = "/" */

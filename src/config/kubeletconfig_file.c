@@ -76,6 +76,7 @@ static const struct field_def fields[] = {
     F("enableDebugFlagsHandler", FT_BOOL, enable_debug_flags_handler, NULL, 0),
     F("clusterDomain", FT_STRING, cluster_domain, NULL, 0),
     F("clusterDNS", FT_STRINGS, cluster_dns, NULL, 0),
+    F("allowedUnsafeSysctls", FT_STRINGS, allowed_unsafe_sysctls, NULL, 0),
     F("nodeStatusUpdateFrequency", FT_DURATION, node_status_update_frequency_ms, NULL,
       KCFG_DEFAULT_NODE_STATUS_UPDATE_MS),
     /* zero: see apply_dependent_defaults */

@@ -85,6 +85,9 @@ static const struct flag_def flag_defs[] = {
      "Create the QoS cgroup hierarchy: top level QoS and pod cgroups"},
     {"client-ca-file", 0, K_STRING, OFF(client_ca_file), true,
      "Client certificates signed by these CAs authenticate requests to the secure port"},
+    {"allowed-unsafe-sysctls", 0, K_STRINGS, OFF(allowed_unsafe_sysctls), true,
+     "Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in *); "
+     "use these at your own risk"},
     {"cluster-dns", 0, K_STRINGS, OFF(cluster_dns), true,
      "Comma-separated list of DNS server IP addresses for pods with dnsPolicy=ClusterFirst"},
     {"cluster-domain", 0, K_STRING, OFF(cluster_domain), true,

@@ -18,7 +18,6 @@ static const char *const upstream_fields[] = {
     "apiVersion",
     "kind",
     "address",
-    "allowedUnsafeSysctls",
     "authentication",
     "authorization",
     "cgroupDriver",
@@ -154,7 +153,6 @@ bool kcfg_upstream_field_known(const char *field)
 /* The upstream flags ckubelet implements are in kubeletconfig_flags.c; these
  * are all the others. */
 static const struct kcfg_ignored_flag ignored_flags[] = {
-    {"allowed-unsafe-sysctls", KCFG_IGN_STRING},
     {"application-metrics-count-limit", KCFG_IGN_INT32},
     {"boot-id-file", KCFG_IGN_STRING},
     {"bootstrap-kubeconfig", KCFG_IGN_STRING},

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/admission.h"
+#include "kubelet/sysctl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,34 @@ void admission_check(const struct pod *pod, struct pod *const *active, size_t n_
 {
         memset(out, 0, sizeof(*out));
         out->admit = true;
+
+        /* upstream's sysctl allowlist handler comes before the predicates */
+        if (node->sysctls != NULL &&
+            !sysctl_allowlist_admit(node->sysctls, pod, out->message, sizeof(out->message))) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "SysctlForbidden");
+                return;
+        }
+
+        /* What preemption cannot help, first (upstream's predicateAdmitHandler):
+         * the pod's kubernetes.io/os label (the node's label is linux), then
+         * its spec.os. */
+        const char *os_label = kv_list_get(&pod->labels, "kubernetes.io/os");
+        if (os_label != NULL && strcmp(os_label, "linux") != 0) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "PodOSSelectorNodeLabelDoesNotMatch");
+                snprintf(out->message, sizeof(out->message),
+                         "Failed to admit pod as the `kubernetes.io/os` label doesn't match node "
+                         "label");
+                return;
+        }
+        if (pod->os_name != NULL && strcmp(pod->os_name, "linux") != 0) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "PodOSNotSupported");
+                snprintf(out->message, sizeof(out->message),
+                         "Failed to admit pod as the OS field doesn't match node OS");
+                return;
+        }
 
         /* The scheduler's order: pods, then resources, then ports. */
         if ((int64_t)n_active + 1 > node->max_pods) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pod admission (upstream pkg/kubelet/lifecycle/predicate.go, the kubelet's
- * GeneralPredicates): max pods, cpu and memory requests against node
- * allocatable, host port conflicts.  Pure: unit-tested from tables.
+ * admit handlers in their order): the sysctl allowlist (kubelet/sysctl.h),
+ * then the predicateAdmitHandler's checks: the pod's OS (label and spec.os),
+ * max pods, cpu and memory requests against node allocatable, host port
+ * conflicts.  Pure: unit-tested from tables.
  */
 #ifndef CK_KUBELET_ADMISSION_H
 #define CK_KUBELET_ADMISSION_H
@@ -12,15 +14,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sysctl_allowlist;
+
 struct admission_node {
         int64_t allocatable_cpu_milli;
         int64_t allocatable_memory;
         int64_t max_pods;
+        const struct sysctl_allowlist *sysctls; /* NULL: no sysctl is checked */
 };
 
 struct admission_result {
         bool admit;
-        char reason[64];   /* OutOfcpu, OutOfmemory, OutOfpods, NodePorts */
+        char reason[64];   /* OutOfcpu, OutOfmemory, OutOfpods, NodePorts, PodOS... */
         char message[256]; /* upstream's wording */
 };
 

@@ -4,6 +4,7 @@
 #include "envvars/envvars.h"
 #include "kubelet/admission.h"
 #include "kubelet/kubelet_internal.h"
+#include "kubelet/sysctl.h"
 #include "metrics/kubelet_metrics.h"
 #include "status/generate.h"
 #include "util/cleanup.h"
@@ -14,6 +15,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -252,6 +254,7 @@ static void admit(struct kubelet *kl, struct pod_record *r)
             .allocatable_cpu_milli = res.allocatable_cpu_milli,
             .allocatable_memory = res.allocatable_memory,
             .max_pods = kl->cfg->max_pods,
+            .sysctls = kl->sysctls,
         };
         struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
         size_t n = 0;
@@ -693,6 +696,12 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
                 }
         kl->reserved_cpu_milli = reserved_cpu;
         kl->reserved_memory = reserved_mem;
+        struct utsname uts;
+        if (sysctl_allowlist_new((const char *const *)cfg->allowed_unsafe_sysctls,
+                                 uname(&uts) == 0 ? uts.release : NULL, &kl->sysctls, err) < 0) {
+                kubelet_free(kl);
+                return ck_error_wrap(err, "allowedUnsafeSysctls");
+        }
         struct cm_options cmo = {
             .cgroupfs_root = "/sys/fs/cgroup",
             .cgroup_root = cfg->cgroup_root,
@@ -1002,6 +1011,7 @@ bool kubelet_free(struct kubelet *kl)
         runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
         kuberuntime_free(kl->rt);
         cm_free(kl->cm);
+        sysctl_allowlist_free(kl->sysctls);
         status_store_free(kl->status);
         backoff_free(kl->mount_backoff);
         free(kl->runtime_name);

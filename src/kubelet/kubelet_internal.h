@@ -80,6 +80,7 @@ struct kl_recent {
 struct kubelet {
         const struct kubelet_config *cfg;
         struct cm *cm;
+        struct sysctl_allowlist *sysctls; /* admission: safe + allowedUnsafeSysctls */
         struct kuberuntime *rt;
         struct kuberuntime_options rt_opts;
         struct status_store *status;

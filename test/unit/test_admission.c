@@ -7,6 +7,7 @@
 
 #include "api/decode.h"
 #include "kubelet/admission.h"
+#include "kubelet/sysctl.h"
 #include "util/yamljson.h"
 
 #include "test_pods.h"
@@ -106,6 +107,130 @@ static void test_host_port_conflict(void **state)
         pod_unref(c);
 }
 
+/* upstream rejectPodAdmissionBasedOnOSSelector / OSField: before anything
+ * else, even on a full node. */
+static void test_pod_os(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *extra_meta, *os, *reason, *message;
+        } cases[] = {
+            {"", "windows", "PodOSNotSupported",
+             "Failed to admit pod as the OS field doesn't match node OS"},
+            {", labels: {kubernetes.io/os: windows}", NULL, "PodOSSelectorNodeLabelDoesNotMatch",
+             "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"},
+            {"", "linux", NULL, NULL},
+            {", labels: {kubernetes.io/os: linux}", NULL, NULL, NULL},
+        };
+        struct pod *full[3] = {pod_with("a", "0", "0", 0), pod_with("b", "0", "0", 0),
+                               pod_with("c", "0", "0", 0)};
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char os[64] = "", buf[512];
+                if (cases[i].os)
+                        snprintf(os, sizeof(os), "  os: {name: %s}\n", cases[i].os);
+                snprintf(buf, sizeof(buf),
+                         "apiVersion: v1\nkind: Pod\nmetadata: {name: w%s}\nspec:\n%s"
+                         "  containers: [{name: c, image: busybox:1.35}]\n",
+                         cases[i].extra_meta, os);
+                struct pod *pod = test_pod_yaml(buf);
+                struct admission_result r;
+                admission_check(pod, full, 0, &node, &r);
+                if (cases[i].reason == NULL) {
+                        assert_true(r.admit);
+                } else {
+                        assert_false(r.admit);
+                        assert_string_equal(r.reason, cases[i].reason);
+                        assert_string_equal(r.message, cases[i].message);
+                        /* the OS comes first, even when the node is full */
+                        admission_check(pod, full, 3, &node, &r);
+                        assert_string_equal(r.reason, cases[i].reason);
+                }
+                pod_unref(pod);
+        }
+        for (size_t i = 0; i < 3; i++)
+                pod_unref(full[i]);
+}
+
+static struct pod *pod_with_sysctl(const char *name)
+{
+        char buf[512];
+        snprintf(buf, sizeof(buf),
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n"
+                 "  securityContext: {sysctls: [{name: \"%s\", value: \"1\"}]}\n"
+                 "  containers: [{name: c, image: busybox:1.35}]\n",
+                 name);
+        return test_pod_yaml(buf);
+}
+
+/* upstream's sysctl allowlist handler: the safe set for the kernel, the
+ * allowedUnsafeSysctls names and patterns, the host namespaces. */
+static void test_sysctls(void **state)
+{
+        (void)state;
+        static const char *const unsafe[] = {"kernel.msg*", "net.core.somaxconn", NULL};
+        struct sysctl_allowlist *al = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(sysctl_allowlist_new(unsafe, "6.1.0-13-amd64", &al, &err), 0);
+        struct admission_node n = node;
+        n.sysctls = al;
+        static const struct {
+                const char *sysctl, *message; /* NULL: admitted */
+        } cases[] = {
+            {"kernel.shm_rmid_forced", NULL},
+            {"kernel/shm_rmid_forced", NULL}, /* slashes: normalized */
+            {"net.ipv4.tcp_rmem", NULL},      /* safe from 4.15 */
+            {"kernel.msgmax", NULL},          /* the kernel.msg* pattern */
+            {"net.core.somaxconn", NULL},
+            {"kernel.sem", "forbidden sysctl: \"kernel.sem\" not allowlisted"},
+            {"net.core.rmem_max", "forbidden sysctl: \"net.core.rmem_max\" not allowlisted"},
+            {"net/ipv4/ip_forward", "forbidden sysctl: \"net.ipv4.ip_forward\" not allowlisted"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct pod *pod = pod_with_sysctl(cases[i].sysctl);
+                struct admission_result r;
+                admission_check(pod, NULL, 0, &n, &r);
+                if (cases[i].message == NULL) {
+                        if (!r.admit)
+                                fail_msg("%s rejected: %s", cases[i].sysctl, r.message);
+                } else {
+                        assert_false(r.admit);
+                        assert_string_equal(r.reason, "SysctlForbidden");
+                        assert_string_equal(r.message, cases[i].message);
+                }
+                pod_unref(pod);
+        }
+        /* an IPC sysctl in a pod sharing the host's IPC namespace */
+        struct pod *pod = pod_with_sysctl("kernel.shm_rmid_forced");
+        pod->host_ipc = true;
+        struct admission_result r;
+        admission_check(pod, NULL, 0, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.message, "forbidden sysctl: \"kernel.shm_rmid_forced\" not allowed "
+                                       "with host IPC enabled");
+        pod_unref(pod);
+        sysctl_allowlist_free(al);
+
+        /* an older kernel: the sysctls namespaced later are not safe there */
+        assert_int_equal(sysctl_allowlist_new(NULL, "4.4.0", &al, &err), 0);
+        n.sysctls = al;
+        pod = pod_with_sysctl("net.ipv4.tcp_keepalive_time");
+        admission_check(pod, NULL, 0, &n, &r);
+        assert_false(r.admit);
+        pod_unref(pod);
+        sysctl_allowlist_free(al);
+
+        /* what upstream's NewAllowlist refuses */
+        static const char *const bad_pattern[] = {"Kernel.X", NULL};
+        assert_int_equal(sysctl_allowlist_new(bad_pattern, NULL, &al, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "sysctl \"Kernel.X\" must have at most 253"));
+        ck_error_release(&err);
+        static const char *const not_namespaced[] = {"vm.swappiness", NULL};
+        assert_int_equal(sysctl_allowlist_new(not_namespaced, NULL, &al, &err), -1);
+        assert_string_equal(ck_error_msg(err),
+                            "the sysctls \"vm.swappiness\" are not known to be namespaced");
+        ck_error_release(&err);
+}
+
 static void test_requests_with_init_and_sidecar(void **state)
 {
         (void)state;
@@ -132,6 +257,8 @@ int main(void)
             cmocka_unit_test(test_out_of_cpu),
             cmocka_unit_test(test_out_of_memory),
             cmocka_unit_test(test_out_of_pods),
+            cmocka_unit_test(test_pod_os),
+            cmocka_unit_test(test_sysctls),
             cmocka_unit_test(test_host_port_conflict),
             cmocka_unit_test(test_requests_with_init_and_sidecar),
         };
