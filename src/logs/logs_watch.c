@@ -114,10 +114,15 @@ int logs_watch_wait(struct logs_watch *w, const struct logs_sink *sink, dev_t de
                 if (r > 0 && drain_events(w, &changed, &recreated, err) < 0)
                         return -1;
         }
-        /* a rotation whose events were missed or not yet delivered */
+        /* The name now holds another file: a rotation, whether its events
+         * came or not.  It holds the file being read: no rotation, even
+         * when a creation event says so (a stale one: that file was found
+         * by this check in an earlier wait and opened since, and the event
+         * came after; taken at its word, the file would be read again from
+         * its start). */
         struct stat st;
-        if (!recreated && stat(w->path, &st) == 0 && (st.st_dev != dev || st.st_ino != ino))
-                recreated = true;
+        if (stat(w->path, &st) == 0)
+                recreated = st.st_dev != dev || st.st_ino != ino;
         *res = recreated ? LOGS_WAIT_RECREATED : LOGS_WAIT_CHANGED;
         return 0;
 }
