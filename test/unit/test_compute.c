@@ -538,7 +538,7 @@ static bool check_case(const struct tcase *tc)
         const char *const *startup = tc->startup_failed[0] ? tc->startup_failed : NULL;
         kuberuntime_compute_pod_actions(&f.pod, &f.status, liveness, startup, &a);
 
-        char init[128], start[128], eph[128], kill[128] = "", got[512], want[512];
+        char init[128], start[128], eph[128], kill[128] = "", got[1024], want[1024];
         names_of(f.init, a.init_containers_to_start, a.n_init_containers_to_start, init,
                  sizeof(init));
         names_of(f.app, a.containers_to_start, a.n_containers_to_start, start, sizeof(start));
