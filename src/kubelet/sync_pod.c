@@ -250,7 +250,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         struct kv_list volume_paths = {0};
         cleanup_free char *cgroup_parent = NULL;
         cleanup_free char *net_msg = NULL;
-        char **liveness_failed = NULL, **startup_failed = NULL;
+        char **liveness_failed = NULL, **startup_failed = NULL, **started = NULL;
         int ret = -1;
 
         if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
@@ -334,11 +334,13 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         prober_update_pod(kl->prober, pod, rs); /* a replaced container's failure is void */
         liveness_failed = prober_liveness_failures(kl->prober, pod->uid);
         startup_failed = prober_startup_failures(kl->prober, pod->uid);
+        started = prober_started(kl->prober, pod->uid);
         struct kuberuntime_pod_context ctx = {
             .cgroup_parent = cgroup_parent,
             .volume_paths = &volume_paths,
-            .liveness_failed = (const char *const *)liveness_failed,
-            .startup_failed = (const char *const *)startup_failed,
+            .probes = {.liveness_failed = (const char *const *)liveness_failed,
+                       .startup_failed = (const char *const *)startup_failed,
+                       .started = (const char *const *)started},
             .kube = kl->kube,
         };
         if (kuberuntime_sync_pod(kl->rt, cri, pod, rs, &ctx, &result, err) < 0)
@@ -370,6 +372,9 @@ out:
         for (size_t i = 0; startup_failed && startup_failed[i]; i++)
                 free(startup_failed[i]);
         free(startup_failed);
+        for (size_t i = 0; started && started[i]; i++)
+                free(started[i]);
+        free(started);
         kv_list_release(&volume_paths);
         kuberuntime_sync_result_clear(&result);
         runtime_pod_status_free(rs);

@@ -168,8 +168,7 @@ static void compute_fresh_sandbox(const struct pod *pod, const struct runtime_po
 /* upstream computeInitContainerActions; returns whether the pod has been
  * initialised (app containers may run). */
 static bool compute_init_actions(const struct pod *pod, const struct runtime_pod_status *s,
-                                 const char *const *liveness_failed,
-                                 const char *const *startup_failed, struct pod_actions *a)
+                                 const struct probe_verdicts *v, struct pod_actions *a)
 {
         size_t n = pod->n_init_containers;
         if (n == 0)
@@ -211,20 +210,26 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                 case CONTAINER_STATE_RUNNING:
                         if (!sidecar)
                                 break; /* still initialising */
+                        if (st->hash != c->hash) {
+                                push_kill(a, st, KILL_REASON_HASH_CHANGED);
+                                push_int(&start, &n_start, (int)k);
+                        } else if (name_in_list(v->liveness_failed, c->name)) {
+                                push_kill(a, st, KILL_REASON_LIVENESS);
+                                push_int(&start, &n_start, (int)k);
+                        } else if (name_in_list(v->startup_failed, c->name)) {
+                                push_kill(a, st, KILL_REASON_STARTUP);
+                                push_int(&start, &n_start, (int)k);
+                                break;
+                        }
+                        /* a sidecar with a startup probe is started, and
+                         * the next container may start, once that probe
+                         * has succeeded */
+                        if (c->startup_probe != NULL && !name_in_list(v->started, c->name))
+                                break;
                         if (k == n - 1)
                                 initialized = true;
                         else if (!previously_initialized)
                                 push_int(&start, &n_start, (int)k + 1);
-                        if (st->hash != c->hash) {
-                                push_kill(a, st, KILL_REASON_HASH_CHANGED);
-                                push_int(&start, &n_start, (int)k);
-                        } else if (name_in_list(liveness_failed, c->name)) {
-                                push_kill(a, st, KILL_REASON_LIVENESS);
-                                push_int(&start, &n_start, (int)k);
-                        } else if (name_in_list(startup_failed, c->name)) {
-                                push_kill(a, st, KILL_REASON_STARTUP);
-                                push_int(&start, &n_start, (int)k);
-                        }
                         break;
                 case CONTAINER_STATE_EXITED:
                         if (sidecar) {
@@ -308,9 +313,10 @@ static void kill_unwanted(const struct pod *pod, const struct runtime_pod_status
 }
 
 void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime_pod_status *status,
-                                     const char *const *liveness_failed,
-                                     const char *const *startup_failed, struct pod_actions *a)
+                                     const struct probe_verdicts *probes, struct pod_actions *a)
 {
+        static const struct probe_verdicts none = {0};
+        const struct probe_verdicts *v = probes ? probes : &none;
         memset(a, 0, sizeof(*a));
         a->next_init_container = -1;
 
@@ -334,7 +340,7 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                         push_int(&a->ephemeral_containers_to_start,
                                  &a->n_ephemeral_containers_to_start, (int)i);
 
-        bool initialized = compute_init_actions(pod, status, liveness_failed, startup_failed, a);
+        bool initialized = compute_init_actions(pod, status, v, a);
         if (a->kill_pod)
                 goto out;
         kill_unwanted(pod, status, a);
@@ -359,9 +365,9 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                 if (st->hash != c->hash) {
                         reason = KILL_REASON_HASH_CHANGED;
                         restart = true; /* whatever the policy: the spec changed */
-                } else if (name_in_list(liveness_failed, c->name)) {
+                } else if (name_in_list(v->liveness_failed, c->name)) {
                         reason = KILL_REASON_LIVENESS;
-                } else if (name_in_list(startup_failed, c->name)) {
+                } else if (name_in_list(v->startup_failed, c->name)) {
                         reason = KILL_REASON_STARTUP;
                 } else {
                         keep++;

@@ -53,13 +53,10 @@ struct pod_actions {
         bool pod_done;
 };
 
-/* status may describe no sandbox at all. Fills *a (release with
- * pod_actions_clear). `liveness_failed` (`startup_failed`) lists the
- * containers whose liveness (startup) probe wants them restarted
- * (NULL-terminated names, may be NULL). */
+/* status may describe no sandbox at all; probes may be NULL (no verdict).
+ * Fills *a (release with pod_actions_clear). */
 void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime_pod_status *status,
-                                     const char *const *liveness_failed,
-                                     const char *const *startup_failed, struct pod_actions *a);
+                                     const struct probe_verdicts *probes, struct pod_actions *a);
 void pod_actions_clear(struct pod_actions *a);
 
 /* Whether a container with this last status should be restarted under the

@@ -190,6 +190,14 @@ int kuberuntime_keyring_lookup(const struct kuberuntime_keyring *k, const char *
                                Runtime__V1__AuthConfig ***out, size_t *n, ck_error_t *err);
 void kuberuntime_auths_free(Runtime__V1__AuthConfig **auths, size_t n);
 
+/* What the prober says of a pod's containers: names, NULL-terminated lists,
+ * each may be NULL. */
+struct probe_verdicts {
+        const char *const *liveness_failed; /* a restart is due */
+        const char *const *startup_failed;  /* a restart is due */
+        const char *const *started;         /* the startup probe has succeeded */
+};
+
 /* Information the runtime needs from the kubelet for one sync (volumes
  * already set up, the cgroup parent, resolved pull secrets). Borrowed. */
 struct kuberuntime_pod_context {
@@ -201,10 +209,8 @@ struct kuberuntime_pod_context {
          * below (kuberuntime_pull_keyring_load) */
         const struct kuberuntime_keyring *keyring;
         const char *pod_ip_hint; /* unused in standalone mode */
-        /* containers (by name) whose liveness (startup) probe failed:
-         * restarted; NULL-terminated, may be NULL */
-        const char *const *liveness_failed;
-        const char *const *startup_failed;
+        /* the prober's verdicts: containers to restart, sidecars started */
+        struct probe_verdicts probes;
         /* configMaps and secrets for env / envFrom and pull secrets; NULL:
          * standalone, a reference to one is an error as upstream without a
          * kubeClient (pull secrets: skipped, logged) */

@@ -351,8 +351,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                 status = &empty;
 
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(pod, status, ctx ? ctx->liveness_failed : NULL,
-                                        ctx ? ctx->startup_failed : NULL, &a);
+        kuberuntime_compute_pod_actions(pod, status, ctx ? &ctx->probes : NULL, &a);
         log_actions(&a, who);
 
         Runtime__V1__PodSandboxConfig *sb_cfg = NULL;

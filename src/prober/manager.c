@@ -228,6 +228,25 @@ static char **failures(struct prober *p, const char *uid, bool startup)
         return names;
 }
 
+char **prober_started(struct prober *p, const char *uid)
+{
+        char **names = NULL;
+        size_t n = 0;
+        pthread_mutex_lock(&p->lock);
+        const struct prober_pod *pp = find_pod(p, uid, NULL);
+        for (size_t i = 0; pp != NULL && i < pp->n_workers; i++) {
+                const struct prober_worker *w = pp->workers[i];
+                if (w->type != PROBE_STARTUP || w->container_id == NULL ||
+                    w->result != PROBE_RESULT_SUCCESS)
+                        continue;
+                if (names == NULL)
+                        names = xcalloc(pp->n_workers + 1, sizeof(*names));
+                names[n++] = xstrdup(w->container_name);
+        }
+        pthread_mutex_unlock(&p->lock);
+        return names;
+}
+
 char **prober_liveness_failures(struct prober *p, const char *uid)
 {
         return failures(p, uid, false);

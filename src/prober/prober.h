@@ -74,6 +74,9 @@ void prober_results(struct prober *p, const char *uid, struct kv_list *readiness
  * is due), NULL-terminated new array (free each and the array), or NULL. */
 char **prober_liveness_failures(struct prober *p, const char *uid);
 char **prober_startup_failures(struct prober *p, const char *uid);
+/* Names of containers whose startup probe has succeeded (for the running
+ * instance), same form. */
+char **prober_started(struct prober *p, const char *uid);
 
 /* Runs one handler once: a probe action or a lifecycle hook (exec through
  * CRI ExecSync, httpGet, tcpSocket, grpc health check, sleep).  pod_ip is

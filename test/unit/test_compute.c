@@ -17,7 +17,8 @@
 struct spec_c {
         const char *name;
         bool sidecar;
-        uint64_t hash; /* 0: the default hash 1 */
+        uint64_t hash;      /* 0: the default hash 1 */
+        bool startup_probe; /* has one */
 };
 
 /* A container instance in the runtime, listed newest first. */
@@ -57,6 +58,7 @@ struct tcase {
         struct stat_c stats[MAXC];
         const char *liveness_failed[MAXC];
         const char *startup_failed[MAXC];
+        const char *started[MAXC]; /* startup probe succeeded */
         struct want want;
 };
 
@@ -383,6 +385,44 @@ static const struct tcase cases[] = {
      .n_sandboxes = 1,
      .stats = {{"web", RUN}, {"proxy", RUN}},
      .want = {.init_start = "proxy", .kill = "proxy"}},
+    {.what = "sidecar with a startup probe not passed yet: the next container waits",
+     .init = {{"proxy", true, .startup_probe = true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .want = {}},
+    {.what = "sidecar's startup probe passed: the next container starts",
+     .init = {{"proxy", true, .startup_probe = true}, {"setup"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .started = {"proxy"},
+     .want = {.init_start = "setup"}},
+    {.what = "last sidecar not started: the app containers wait",
+     .init = {{"proxy", true, .startup_probe = true}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .want = {}},
+    {.what = "last sidecar started: the app containers start",
+     .init = {{"proxy", true, .startup_probe = true}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .started = {"proxy"},
+     .want = {.start = "web"}},
+    {.what = "sidecar failed its startup probe: restart it, nothing else starts",
+     .init = {{"proxy", true, .startup_probe = true}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"proxy", RUN}},
+     .startup_failed = {"proxy"},
+     .want = {.init_start = "proxy", .kill = "proxy"}},
     {.what = "apps done under Never: the sidecar does not keep the pod",
      .policy = RESTART_NEVER,
      .init = {{"proxy", true}},
@@ -445,6 +485,7 @@ static const struct tcase cases[] = {
 struct fixture {
         struct pod pod;
         struct container init[MAXC], app[MAXC], eph[MAXC];
+        struct probe probe;
         struct runtime_sandbox_status sandboxes[3];
         struct runtime_container_status stats[MAXC];
         char ids[MAXC][32];
@@ -463,6 +504,7 @@ static void build(const struct tcase *tc, struct fixture *f)
         for (size_t i = 0; i < MAXC && tc->init[i].name; i++) {
                 f->init[i].name = (char *)tc->init[i].name;
                 f->init[i].restart_policy = tc->init[i].sidecar ? "Always" : NULL;
+                f->init[i].startup_probe = tc->init[i].startup_probe ? &f->probe : NULL;
                 f->init[i].hash = tc->init[i].hash ? tc->init[i].hash : 1;
                 f->pod.n_init_containers = i + 1;
         }
@@ -535,8 +577,12 @@ static bool check_case(const struct tcase *tc)
         build(tc, &f);
         struct pod_actions a;
         const char *const *liveness = tc->liveness_failed[0] ? tc->liveness_failed : NULL;
-        const char *const *startup = tc->startup_failed[0] ? tc->startup_failed : NULL;
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, liveness, startup, &a);
+        struct probe_verdicts v = {
+            .liveness_failed = liveness,
+            .startup_failed = tc->startup_failed[0] ? tc->startup_failed : NULL,
+            .started = tc->started[0] ? tc->started : NULL,
+        };
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, &v, &a);
 
         char init[128], start[128], eph[128], kill[128] = "", got[1024], want[1024];
         names_of(f.init, a.init_containers_to_start, a.n_init_containers_to_start, init,
@@ -590,7 +636,7 @@ static void test_kill_names_the_instance(void **state)
                               .stats = {{"web", RUN, .id = "new"}, {"web", RUN, .id = "old"}}},
               &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].container_id, "old");
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_STALE);
@@ -601,7 +647,7 @@ static void test_kill_names_the_instance(void **state)
                               .n_sandboxes = 1,
                               .stats = {{"web", RUN}}},
               &f);
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_HASH_CHANGED);
         pod_actions_clear(&a);
@@ -615,7 +661,9 @@ static void test_kill_names_the_instance(void **state)
                               .stats = {{"web", RUN}, {"db", RUN}, {"proxy", RUN}}},
               &f);
         static const char *const live[] = {"db", NULL}, *const startup[] = {"web", "proxy", NULL};
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, live, startup, &a);
+        kuberuntime_compute_pod_actions(
+            &f.pod, &f.status,
+            &(struct probe_verdicts){.liveness_failed = live, .startup_failed = startup}, &a);
         assert_int_equal(a.n_containers_to_kill, 3);
         for (size_t i = 0; i < a.n_containers_to_kill; i++)
                 assert_string_equal(a.containers_to_kill[i].reason,
@@ -634,7 +682,7 @@ static void test_null_status(void **state)
         struct fixture f;
         build(&(struct tcase){.app = {{"web"}}}, &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, &a);
         assert_true(a.create_sandbox);
         assert_false(a.kill_pod);
         assert_int_equal(a.n_containers_to_start, 1);

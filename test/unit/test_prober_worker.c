@@ -262,6 +262,7 @@ static void test_startup_gates_liveness_and_readiness(void **state)
         assert_int_equal(hs_hits(f->srv, "/ready"), 0);
         assert_result(f->p, true, "false");
         assert_result(f->p, false, "false");
+        assert_null(prober_started(f->p, "uid-1")); /* a sidecar would still hold the next */
         assert_int_equal(n_changes(&f->rec), 0);
         /* a sync in between changes nothing */
         prober_update_pod(f->p, pod,
@@ -274,6 +275,12 @@ static void test_startup_gates_liveness_and_readiness(void **state)
         assert_int_equal(c.type, PROBE_STARTUP);
         assert_int_equal(c.result, PROBE_RESULT_SUCCESS);
         assert_result(f->p, true, "true");
+        char **started = prober_started(f->p, "uid-1");
+        assert_non_null(started);
+        assert_string_equal(started[0], "c");
+        assert_null(started[1]);
+        free(started[0]);
+        free(started);
         int startup_hits = hs_hits(f->srv, "/startup");
         assert_true(wait_hits(f->srv, "/live", 1, WAIT_MS));
         assert_true(wait_changes(&f->rec, 2, WAIT_MS));
