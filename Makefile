@@ -130,6 +130,12 @@ bench: deps all
 bench-compare: deps all
 	@bench/compare $(BUILD)
 
+# The upstream e2e suite's node conformance specs against ckubelet and the
+# upstream kubelet as a node of hack/local-cluster; writes docs/conformance.md
+# (hack/conformance; builds e2e.test, the kubelet and the test images first).
+conformance: deps all
+	@hack/conformance
+
 clean:
 	rm -rf $(BUILD)
 
