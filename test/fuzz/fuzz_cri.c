@@ -332,7 +332,12 @@ static void scenario_pod_status(struct kuberuntime *rt, struct cri_client *cri)
                 abort();
         struct pod_actions a;
         static const char *const liveness_failed[] = {"c", NULL};
-        kuberuntime_compute_pod_actions(pod, s, liveness_failed, &a);
+        static const char *const startup_failed[] = {"d", NULL};
+        static const char *const started[] = {"c", "d", NULL};
+        const struct probe_verdicts v = {.liveness_failed = liveness_failed,
+                                         .startup_failed = startup_failed,
+                                         .started = started};
+        kuberuntime_compute_pod_actions(pod, s, &v, &a);
         pod_actions_clear(&a);
         kv_list_release(&readiness);
         runtime_pod_status_free(s);
