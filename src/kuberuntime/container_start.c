@@ -237,18 +237,8 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
         Runtime__V1__ContainerConfig *cfg = NULL;
         if (kuberuntime_container_config_with_objects(&rt->opts, pod, c, restart_count, pod_ip,
                                                       ctx ? ctx->volume_paths : NULL,
-                                                      ctx ? ctx->kube : NULL, &cfg, &err) < 0) {
-                LOG_ERROR("Failed to generate container config",
-                          "pod=\"%s\" container=\"%s\" err=\"%s\"", who, c->name,
-                          ck_error_msg(err));
-                kuberuntime__set_waiting(result, c->name, "CreateContainerConfigError", "%s",
-                                         ck_error_msg(err));
-                container_event(rt, pod, c, NULL, EVENT_WARNING, "Failed", "Error: %s",
-                                ck_error_msg(err));
-                return -1;
-        }
-        use_image_ref(cfg, c, image_ref);
-        if (join_target(cfg, c, status, &err) < 0) {
+                                                      ctx ? ctx->kube : NULL, &cfg, &err) < 0 ||
+            join_target(cfg, c, status, &err) < 0) {
                 LOG_ERROR("Failed to generate container config",
                           "pod=\"%s\" container=\"%s\" err=\"%s\"", who, c->name,
                           ck_error_msg(err));
@@ -259,6 +249,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                 kuberuntime_container_config_free(cfg);
                 return -1;
         }
+        use_image_ref(cfg, c, image_ref);
 
         LOG_INFO(4, "Creating container in pod",
                  "pod=\"%s\" container=\"%s\" restartCount=%" PRId32, who, c->name, restart_count);
