@@ -240,6 +240,14 @@ static void observe_pod_start(int64_t first_seen_us)
                 kmetrics_pod_start((double)(fs_now_mono_us() - first_seen_us) / 1e6);
 }
 
+/* Frees a NULL-terminated array of names from the prober (NULL: nothing). */
+static void free_names(char **names)
+{
+        for (size_t i = 0; names && names[i]; i++)
+                free(names[i]);
+        free(names);
+}
+
 /* The sync of a pod that should run (steps of upstream SyncPod).
  * first_seen_us: when the kubelet first saw it (CLOCK_MONOTONIC us). */
 static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
@@ -366,15 +374,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 *next_retry_ms = deadline_check_ms;
         ret = 0;
 out:
-        for (size_t i = 0; liveness_failed && liveness_failed[i]; i++)
-                free(liveness_failed[i]);
-        free(liveness_failed);
-        for (size_t i = 0; startup_failed && startup_failed[i]; i++)
-                free(startup_failed[i]);
-        free(startup_failed);
-        for (size_t i = 0; started && started[i]; i++)
-                free(started[i]);
-        free(started);
+        free_names(liveness_failed);
+        free_names(startup_failed);
+        free_names(started);
         kv_list_release(&volume_paths);
         kuberuntime_sync_result_clear(&result);
         runtime_pod_status_free(rs);
