@@ -930,6 +930,8 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
             .n_threads = 4,
             .node_ip = kl->node_ip,
+            /* Unhealthy and ProbeWarning events (NULL standalone: logged) */
+            .recorder = kl->recorder,
         };
         kl->prober = prober_new(&po, on_probe_changed, kl);
         kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,

@@ -363,6 +363,33 @@ has_events() { # POD REASON...
 	[[ $pulled == *localhost/busybox:1.35* ]]
 }
 
+@test "cluster workloads: a failing liveness probe: Unhealthy events, with the probe's output, and the container restarted" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: unhealthy, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, '$PATIENT']
+	    livenessProbe:
+	      exec: {command: [sh, -c, 'echo not well; exit 1']}
+	      periodSeconds: 1
+	      failureThreshold: 2
+	YAML
+	wait_for -t 60 -i 1 has_events unhealthy Unhealthy Killing
+	events=$(kubectl get events -n "$TEST_NS" --field-selector involvedObject.name=unhealthy -o json)
+	bad=$(jq -c '[.items[] | select(.reason == "Unhealthy")][0]' <<<"$events")
+	echo "$bad"
+	[ "$(jq -r .type <<<"$bad")" = Warning ]
+	[ "$(jq -r .involvedObject.fieldPath <<<"$bad")" = 'spec.containers{main}' ]
+	[[ $(jq -r .message <<<"$bad") == "Liveness probe failed: not well"* ]]
+	wait_for -t 60 -i 1 eval '[[ $(kpod_field "$TEST_NS" unhealthy "{.status.containerStatuses[0].restartCount}") -ge 1 ]]'
+}
+
 @test "cluster workloads: a configMap volume of a missing configMap: FailedMount, then it starts once created" {
 	kubectl apply -f - <<-YAML
 	apiVersion: v1
