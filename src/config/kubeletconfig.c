@@ -296,5 +296,18 @@ int kcfg_finish(struct kubelet_config *cfg, ck_error_t *err)
         cfg->node_name = name;
         if (cfg->image_service_endpoint == NULL || *cfg->image_service_endpoint == '\0')
                 kcfg_set_str(&cfg->image_service_endpoint, cfg->container_runtime_endpoint);
+        /* the root directory's paths reach the runtime as mount sources,
+         * which it resolves in its own working directory: a relative
+         * --root-dir is taken from ours (upstream passes it on as given,
+         * and the runtime then fails to mount /etc/hosts) */
+        if (cfg->root_dir != NULL && cfg->root_dir[0] != '/' && cfg->root_dir[0] != '\0') {
+                char cwd[4096];
+                if (getcwd(cwd, sizeof(cwd)) == NULL)
+                        return ck_error_make(err, errno, "--root-dir \"%s\": current directory",
+                                             cfg->root_dir);
+                char *abs = xasprintf("%s/%s", cwd, cfg->root_dir);
+                free(cfg->root_dir);
+                cfg->root_dir = abs;
+        }
         return 0;
 }

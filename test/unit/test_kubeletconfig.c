@@ -237,6 +237,15 @@ static void test_flag_syntax_forms(void **state)
         assert_string_equal(c.root_dir, "/b");
         assert_int_equal(c.max_pods, 12);
         kubelet_config_release(&c);
+        /* a relative root directory is taken from the working directory:
+         * its paths become the runtime's mount sources */
+        parse_ok(&c, ARGV("--root-dir=build/root"));
+        char cwd[4096];
+        assert_non_null(getcwd(cwd, sizeof(cwd)));
+        char want[4200];
+        snprintf(want, sizeof(want), "%s/build/root", cwd);
+        assert_string_equal(c.root_dir, want);
+        kubelet_config_release(&c);
         log_set_verbosity(0);
 }
 
