@@ -145,6 +145,25 @@ static void decode_container_list(struct dctx *d, json_t *spec, const char *key,
                 check_host_port_conflicts(d, *out, *n_out, lp);
 }
 
+/* upstream IsPodLevelResourcesSet: spec.resources requests or limits name
+ * cpu, memory or a huge page size. */
+static bool pod_level_resources_set(json_t *spec)
+{
+        json_t *res = json_object_get(spec, "resources");
+        static const char *const lists[] = {"requests", "limits"};
+        for (size_t i = 0; i < 2; i++) {
+                const char *k;
+                json_t *v;
+                json_object_foreach(json_object_get(res, lists[i]), k, v)
+                {
+                        if (strcmp(k, "cpu") == 0 || strcmp(k, "memory") == 0 ||
+                            strncmp(k, "hugepages-", 10) == 0)
+                                return true;
+                }
+        }
+        return false;
+}
+
 static bool sysctl_in_net_ns(const char *s)
 {
         return strncmp(s, "net.", 4) == 0 || strncmp(s, "net/", 4) == 0;
@@ -485,6 +504,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
                 get_string(d, os, "spec.os", "name", &os_name);
         d->os_name = os_name;
         pod->os_name = os_name ? xstrdup(os_name) : NULL;
+        pod->pod_level_resources = pod_level_resources_set(spec);
         d->has_grace = true;
         d->grace = pod->termination_grace_period_seconds;
 

@@ -312,6 +312,11 @@ struct pod {
         int32_t priority;
         char *runtime_class_name;
         char *os_name; /* spec.os.name, NULL if not set */
+        /* spec.resources names cpu, memory or huge pages (upstream
+         * IsPodLevelResourcesSet): pod-level resources, which ckubelet does
+         * not implement; admission refuses the pod as upstream does with
+         * the PodLevelResources gate off */
+        bool pod_level_resources;
 
         /* where it came from */
         enum pod_source source;

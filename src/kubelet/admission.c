@@ -135,4 +135,14 @@ void admission_check(const struct pod *pod, struct pod *const *active, size_t n_
                         return;
                 }
         }
+        /* upstream's podFeaturesAdmitHandler, last: ckubelet does not
+         * implement pod-level resources, and answers as upstream does with
+         * the PodLevelResources gate off rather than run the pod without
+         * its limits */
+        if (pod->pod_level_resources) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "PodLevelResourcesNotSupported");
+                snprintf(out->message, sizeof(out->message),
+                         "PodLevelResources feature gate is disabled");
+        }
 }

@@ -231,6 +231,36 @@ static void test_sysctls(void **state)
         ck_error_release(&err);
 }
 
+/* Pod-level resources (spec.resources) are not implemented: the pod is
+ * refused as upstream refuses it with the PodLevelResources gate off, not
+ * run without its limits.  Other resource names there do not count. */
+static void test_pod_level_resources(void **state)
+{
+        (void)state;
+        struct pod *p = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                                      "  resources: {limits: {cpu: 500m}}\n"
+                                      "  containers: [{name: c, image: busybox:1.35}]\n");
+        assert_true(p->pod_level_resources);
+        struct admission_result r;
+        admission_check(p, NULL, 0, &node, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "PodLevelResourcesNotSupported");
+        assert_string_equal(r.message, "PodLevelResources feature gate is disabled");
+        pod_unref(p);
+        p = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                          "  resources: {requests: {hugepages-2Mi: 2Mi}}\n"
+                          "  containers: [{name: c, image: busybox:1.35}]\n");
+        assert_true(p->pod_level_resources);
+        pod_unref(p);
+        p = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                          "  resources: {requests: {example.com/gpu: 1}}\n"
+                          "  containers: [{name: c, image: busybox:1.35}]\n");
+        assert_false(p->pod_level_resources);
+        admission_check(p, NULL, 0, &node, &r);
+        assert_true(r.admit);
+        pod_unref(p);
+}
+
 static void test_requests_with_init_and_sidecar(void **state)
 {
         (void)state;
@@ -261,6 +291,7 @@ int main(void)
             cmocka_unit_test(test_sysctls),
             cmocka_unit_test(test_host_port_conflict),
             cmocka_unit_test(test_requests_with_init_and_sidecar),
+            cmocka_unit_test(test_pod_level_resources),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
