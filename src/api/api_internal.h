@@ -14,6 +14,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Both strings set and equal. */
+static inline bool str_eq(const char *a, const char *b)
+{
+        return a && b && strcmp(a, b) == 0;
+}
 
 /* ---- Quantities (quantity.c) ---- */
 
@@ -128,9 +135,10 @@ struct container_ctx {
         bool init;
         bool ephemeral; /* spec.ephemeralContainers: EphemeralContainerCommon's limits */
         bool host_network;
-        const char *list_path;         /* "spec.containers", "spec.initContainers", ... */
-        struct str_vec *names;         /* container names so far (unique across the lists) */
-        const struct str_vec *volumes; /* names of the valid volumes */
+        const char *list_path;          /* "spec.containers", "spec.initContainers", ... */
+        struct str_vec *names;          /* container names so far (unique across the lists) */
+        const struct str_vec *volumes;  /* names of the valid volumes */
+        const char *pod_restart_policy; /* spec.restartPolicy as given (NULL: unset) */
 };
 
 /* Decodes c (part of pod->raw: defaults are written into it) into out,
@@ -141,6 +149,9 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
 void decode_env(struct dctx *d, json_t *c, const char *path, struct container *out);
 void decode_env_from(struct dctx *d, json_t *c, const char *path, struct container *out);
 void decode_resources(struct dctx *d, json_t *c, const char *path, struct resource_requirements *r);
+/* resizePolicy (validateResizePolicy) into out->resize_cpu / resize_memory. */
+void decode_resize_policy(struct dctx *d, json_t *c, const char *path,
+                          const char *pod_restart_policy, struct container *out);
 void check_host_port_conflicts(struct dctx *d, const struct container *cs, size_t n,
                                const char *list_path);
 
@@ -153,8 +164,5 @@ void decode_volume(struct dctx *d, json_t *v, const char *path, struct volume *o
 
 void container_release(struct container *c);
 void volume_release(struct volume *v);
-
-/* FNV-1a 64 of the canonical JSON of a container. */
-uint64_t container_spec_hash(const json_t *c);
 
 #endif

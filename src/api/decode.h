@@ -30,4 +30,9 @@ int api_pod_decode(json_t *obj, struct pod **out, ck_error_t *err);
  * MilliValue(); else the value (bytes), rounded up. */
 int api_parse_quantity(const char *s, bool milli, int64_t *out, ck_error_t *err);
 
+/* A quantity in the apiserver's canonical text: milli (cpu) values as
+ * resource.NewMilliQuantity(v, DecimalSI) prints them ("25m", "1"), others
+ * as NewQuantity(v, BinarySI) ("25Mi", "1000"). New string. */
+char *api_format_quantity(int64_t value, bool milli);
+
 #endif

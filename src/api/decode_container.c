@@ -18,11 +18,6 @@
 static const char INCLUSIVE_PORT[] = "must be between 1 and 65535, inclusive";
 static const char UID_RANGE[] = "must be between 0 and 2147483647, inclusive";
 
-static bool str_eq(const char *a, const char *b)
-{
-        return a && b && strcmp(a, b) == 0;
-}
-
 static bool vec_has(const struct str_vec *v, const char *s)
 {
         for (size_t i = 0; i < v->n; i++)
@@ -521,6 +516,7 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
                 ferr_not_supported(d, pp, pull, policies);
         }
         decode_resources(d, c, path, &out->resources);
+        decode_resize_policy(d, c, path, cc->pod_restart_policy, out);
         validate_security_context(d, c, path, out->security_context);
 
         cleanup_free char *rp = path_child(path, "restartPolicy");
@@ -572,16 +568,4 @@ void check_host_port_conflicts(struct dctx *d, const struct container *cs, size_
                 }
         }
         str_vec_release(&seen);
-}
-
-uint64_t container_spec_hash(const json_t *c)
-{
-        char *s = json_dumps(c, JSON_SORT_KEYS | JSON_COMPACT);
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-                h ^= *p;
-                h *= 0x100000001b3ULL;
-        }
-        free(s);
-        return h;
 }

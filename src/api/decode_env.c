@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool str_eq(const char *a, const char *b)
-{
-        return a && b && strcmp(a, b) == 0;
-}
-
 static void validate_field_ref(struct dctx *d, const char *path, const char *api_version,
                                const char *field_path)
 {

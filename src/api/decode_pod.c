@@ -110,8 +110,9 @@ enum container_list { LIST_APP, LIST_INIT, LIST_EPHEMERAL };
 
 static void decode_container_list(struct dctx *d, json_t *spec, const char *key,
                                   enum container_list kind, bool host_network,
-                                  struct str_vec *names, const struct str_vec *volumes,
-                                  struct container **out, size_t *n_out)
+                                  const char *restart_policy, struct str_vec *names,
+                                  const struct str_vec *volumes, struct container **out,
+                                  size_t *n_out)
 {
         bool init = kind == LIST_INIT, required = kind == LIST_APP;
         cleanup_free char *lp = path_child("spec", key);
@@ -129,7 +130,8 @@ static void decode_container_list(struct dctx *d, json_t *spec, const char *key,
                                    .host_network = host_network,
                                    .list_path = lp,
                                    .names = names,
-                                   .volumes = volumes};
+                                   .volumes = volumes,
+                                   .pod_restart_policy = restart_policy};
         size_t i;
         json_t *co;
         json_array_foreach(arr, i, co)
@@ -515,12 +517,12 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
 
         struct str_vec volumes = {0}, names = {0};
         decode_volumes(d, spec, pod, &volumes);
-        decode_container_list(d, spec, "containers", LIST_APP, pod->host_network, &names, &volumes,
-                              &pod->containers, &pod->n_containers);
-        decode_container_list(d, spec, "initContainers", LIST_INIT, pod->host_network, &names,
-                              &volumes, &pod->init_containers, &pod->n_init_containers);
+        decode_container_list(d, spec, "containers", LIST_APP, pod->host_network, restart, &names,
+                              &volumes, &pod->containers, &pod->n_containers);
+        decode_container_list(d, spec, "initContainers", LIST_INIT, pod->host_network, restart,
+                              &names, &volumes, &pod->init_containers, &pod->n_init_containers);
         decode_container_list(d, spec, "ephemeralContainers", LIST_EPHEMERAL, pod->host_network,
-                              &names, &volumes, &pod->ephemeral_containers,
+                              restart, &names, &volumes, &pod->ephemeral_containers,
                               &pod->n_ephemeral_containers);
         /* validateEphemeralContainers: the target is an app or init container */
         for (size_t i = 0; i < pod->n_ephemeral_containers; i++) {
@@ -631,11 +633,10 @@ static int check_type_meta(json_t *obj, ck_error_t *err)
         return ret;
 }
 
-static void hash_containers(json_t *spec, const char *key, struct container *cs, size_t n)
+static void hash_containers(struct container *cs, size_t n)
 {
-        json_t *arr = json_object_get(spec, key);
-        for (size_t i = 0; i < n && i < json_array_size(arr); i++)
-                cs[i].hash = container_spec_hash(json_array_get(arr, i));
+        for (size_t i = 0; i < n; i++)
+                cs[i].hash = api_container_hash(cs[i].name, cs[i].image);
 }
 
 int api_pod_decode(json_t *obj, struct pod **out, ck_error_t *err)
@@ -680,10 +681,9 @@ int api_pod_decode(json_t *obj, struct pod **out, ck_error_t *err)
         }
         dctx_release(&d);
 
-        hash_containers(spec, "containers", pod->containers, pod->n_containers);
-        hash_containers(spec, "initContainers", pod->init_containers, pod->n_init_containers);
-        hash_containers(spec, "ephemeralContainers", pod->ephemeral_containers,
-                        pod->n_ephemeral_containers);
+        hash_containers(pod->containers, pod->n_containers);
+        hash_containers(pod->init_containers, pod->n_init_containers);
+        hash_containers(pod->ephemeral_containers, pod->n_ephemeral_containers);
         pod->full_name_ = xasprintf("%s/%s", pod->namespace, pod->name);
         *out = pod;
         pod = NULL;

@@ -257,3 +257,51 @@ void decode_resources(struct dctx *d, json_t *c, const char *path, struct resour
         free(lim.items);
         free(req.items);
 }
+
+/* validateResizePolicy: cpu and memory at most once each, NotRequired or
+ * RestartContainer, and NotRequired only when the pod never restarts. */
+void decode_resize_policy(struct dctx *d, json_t *c, const char *path,
+                          const char *pod_restart_policy, struct container *out)
+{
+        json_t *list = get_array(d, c, path, "resizePolicy");
+        if (list == NULL)
+                return;
+        static const char *const resources[] = {"cpu", "memory", NULL};
+        static const char *const policies[] = {"NotRequired", "RestartContainer", NULL};
+        cleanup_free char *lp = path_child(path, "resizePolicy");
+        bool seen_cpu = false, seen_memory = false;
+        size_t i;
+        json_t *e;
+        json_array_foreach(list, i, e)
+        {
+                cleanup_free char *ip = path_index(lp, i);
+                if (!json_is_object(e)) {
+                        ferr_type(d, ip, e, "an object");
+                        continue;
+                }
+                cleanup_free char *name = NULL, *policy = NULL;
+                get_string(d, e, ip, "resourceName", &name);
+                get_string(d, e, ip, "restartPolicy", &policy);
+                bool cpu = str_eq(name, "cpu"), memory = str_eq(name, "memory");
+                if ((cpu && seen_cpu) || (memory && seen_memory))
+                        ferr_duplicate(d, ip, name);
+                seen_cpu |= cpu;
+                seen_memory |= memory;
+                if (name == NULL || name[0] == '\0')
+                        ferr_required(d, lp, "");
+                else if (!cpu && !memory)
+                        ferr_not_supported(d, lp, name, resources);
+                bool restart = str_eq(policy, "RestartContainer");
+                if (policy == NULL || policy[0] == '\0')
+                        ferr_required(d, lp, "");
+                else if (!restart && !str_eq(policy, "NotRequired"))
+                        ferr_not_supported(d, lp, policy, policies);
+                if (str_eq(pod_restart_policy, "Never") && !str_eq(policy, "NotRequired"))
+                        ferr_invalid(d, lp, policy ? policy : "",
+                                     "must be 'NotRequired' when `restartPolicy` is 'Never'");
+                if (restart && cpu)
+                        out->resize_cpu = RESIZE_RESTART_CONTAINER;
+                if (restart && memory)
+                        out->resize_memory = RESIZE_RESTART_CONTAINER;
+        }
+}

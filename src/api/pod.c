@@ -6,6 +6,7 @@
 #include "api/api_internal.h"
 #include "api/pod.h"
 
+#include "util/gohash.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -339,6 +340,18 @@ bool pod_split_field_path(const char *fp, char **path, char **subscript)
         *path = xstrndup(fp, (size_t)(open - fp));
         *subscript = xstrndup(open + 2, (size_t)(fp + n - 2 - (open + 2)));
         return true;
+}
+
+uint64_t api_container_hash(const char *name, const char *image)
+{
+        char *n = go_json_string(name ? name : "");
+        char *i = go_json_string(image ? image : "");
+        char *json = xasprintf("{\"image\":%s,\"name\":%s}", i, n);
+        uint32_t h = go_deep_hash_bytes(json, strlen(json));
+        free(json);
+        free(i);
+        free(n);
+        return h;
 }
 
 bool container_is_sidecar(const struct container *c)

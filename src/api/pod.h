@@ -159,6 +159,10 @@ struct security_context {
 
 enum pull_policy { PULL_IF_NOT_PRESENT = 0, PULL_ALWAYS, PULL_NEVER };
 
+/* resizePolicy[].restartPolicy of one resource: what an in-place resize of
+ * it needs (NotRequired when the container names no policy for it). */
+enum resize_restart { RESIZE_NOT_REQUIRED = 0, RESIZE_RESTART_CONTAINER };
+
 struct container {
         char *name;
         char *image;
@@ -173,6 +177,7 @@ struct container {
         struct env_from_source *env_from;
         size_t n_env_from;
         struct resource_requirements resources;
+        enum resize_restart resize_cpu, resize_memory; /* resizePolicy */
         struct volume_mount *volume_mounts;
         size_t n_volume_mounts;
         struct probe *liveness_probe;              /* NULL if none */
@@ -189,7 +194,7 @@ struct container {
         /* ephemeral containers: the container whose process namespace it
          * joins (targetContainerName); NULL if none or not ephemeral */
         char *target_container_name;
-        /* Hash of the container's spec (canonical JSON), as upstream labels
+        /* api_container_hash of name and image, as upstream annotates
          * `io.kubernetes.container.hash`: a change means restart. */
         uint64_t hash;
 };
@@ -364,6 +369,12 @@ const struct container *pod_find_ephemeral_container(const struct pod *pod, cons
  * gives *path "metadata.labels" and *subscript "key" (new strings) and true;
  * a field path without a subscript gives false and sets nothing. */
 bool pod_split_field_path(const char *field_path, char **path, char **subscript);
+
+/* upstream kubecontainer.HashContainer, bit for bit: FNV-1a 32 of the
+ * spew dump of json.Marshal({"image": image, "name": name}).  Only the name
+ * and the image count: they are the only container fields the apiserver
+ * lets change, besides resources, which are resized in place. */
+uint64_t api_container_hash(const char *name, const char *image);
 
 /* True if the container is a sidecar (init container with restartPolicy Always). */
 bool container_is_sidecar(const struct container *c);

@@ -323,3 +323,12 @@ int api_parse_quantity(const char *s, bool milli, int64_t *out, ck_error_t *err)
                 return ck_error_make(err, 0, "invalid quantity \"%s\": quantity is too large", s);
         return 0;
 }
+
+char *api_format_quantity(int64_t value, bool milli)
+{
+        struct quantity q = {.negative = value < 0};
+        unsigned __int128 mag = value < 0 ? -(unsigned __int128)value : (unsigned __int128)value;
+        q.milli = milli ? mag : mag * 1000;
+        q.format = milli ? QUANTITY_DECIMAL_SI : QUANTITY_BINARY_SI;
+        return quantity_string(&q);
+}

@@ -76,6 +76,15 @@ struct cgroup_driver {
         int (*create)(struct cgroup_fs *fs, const char *name, ck_error_t *err);
         int (*set)(struct cgroup_fs *fs, const char *name, const struct cgroup_resources *r,
                    ck_error_t *err);
+        /* The cgroup's cpu shares, quota and period, and memory limit (the
+         * has_ flags of those set; unlimited reads as -1), as upstream's
+         * GetCgroupConfig reads them for a resize. */
+        int (*get)(struct cgroup_fs *fs, const char *name, struct cgroup_resources *r,
+                   ck_error_t *err);
+        /* The cgroup's memory usage in bytes (v1 memory.usage_in_bytes, v2
+         * memory.current). */
+        int (*memory_usage)(struct cgroup_fs *fs, const char *name, int64_t *usage,
+                            ck_error_t *err);
 };
 
 extern const struct cgroup_driver cm_cgroup_v1_driver;
@@ -103,6 +112,8 @@ int cm_cgroup_write(const struct cgroup_fs *fs, const char *dir, const char *fil
                     const char *value, ck_error_t *err);
 /* Reads a control file, trailing newline stripped (new string). */
 int cm_cgroup_read(const char *dir, const char *file, char **value, ck_error_t *err);
+/* Reads a control file holding one integer; "max" (v2) reads as -1. */
+int cm_cgroup_read_int(const char *dir, const char *file, int64_t *value, ck_error_t *err);
 /* mkdir (EEXIST is fine); *created tells whether it is new. */
 int cm_cgroup_mkdir(const char *path, bool *created, ck_error_t *err);
 /* Huge page sizes of the machine (/sys/kernel/mm/hugepages). */

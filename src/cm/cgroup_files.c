@@ -9,6 +9,7 @@
 #include "util/sleep.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,24 @@ int cm_cgroup_read(const char *dir, const char *file, char **value, ck_error_t *
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
                 buf[--len] = '\0';
         *value = buf;
+        return 0;
+}
+
+int cm_cgroup_read_int(const char *dir, const char *file, int64_t *value, ck_error_t *err)
+{
+        cleanup_free char *text = NULL;
+        if (cm_cgroup_read(dir, file, &text, err) < 0)
+                return -1;
+        if (strcmp(text, "max") == 0) {
+                *value = -1;
+                return 0;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0')
+                return ck_error_make(err, 0, "`%s/%s`: not an integer: \"%s\"", dir, file, text);
+        *value = v;
         return 0;
 }
 

@@ -199,9 +199,35 @@ static int v1_set(struct cgroup_fs *fs, const char *name, const struct cgroup_re
         return 0;
 }
 
+static int v1_get(struct cgroup_fs *fs, const char *name, struct cgroup_resources *r,
+                  ck_error_t *err)
+{
+        cleanup_free char *cpu = xasprintf("%s%s", mount_of(fs, "cpu"), name);
+        cleanup_free char *mem = xasprintf("%s%s", mount_of(fs, "memory"), name);
+        int64_t shares, quota, period;
+        if (cm_cgroup_read_int(cpu, "cpu.shares", &shares, err) < 0 ||
+            cm_cgroup_read_int(cpu, "cpu.cfs_quota_us", &quota, err) < 0 ||
+            cm_cgroup_read_int(cpu, "cpu.cfs_period_us", &period, err) < 0 ||
+            cm_cgroup_read_int(mem, "memory.limit_in_bytes", &r->memory, err) < 0)
+                return -1;
+        r->has_cpu_shares = r->has_cpu_quota = r->has_memory = true;
+        r->cpu_shares = (uint64_t)shares;
+        r->cpu_quota = quota;
+        r->cpu_period = (uint64_t)period;
+        return 0;
+}
+
+static int v1_memory_usage(struct cgroup_fs *fs, const char *name, int64_t *usage, ck_error_t *err)
+{
+        cleanup_free char *mem = xasprintf("%s%s", mount_of(fs, "memory"), name);
+        return cm_cgroup_read_int(mem, "memory.usage_in_bytes", usage, err);
+}
+
 const struct cgroup_driver cm_cgroup_v1_driver = {
     .name = "v1",
     .probe = v1_probe,
     .create = v1_create,
     .set = v1_set,
+    .get = v1_get,
+    .memory_usage = v1_memory_usage,
 };

@@ -160,9 +160,39 @@ static int v2_set(struct cgroup_fs *fs, const char *name, const struct cgroup_re
         return 0;
 }
 
+static int v2_get(struct cgroup_fs *fs, const char *name, struct cgroup_resources *r,
+                  ck_error_t *err)
+{
+        cleanup_free char *dir = xasprintf("%s%s", fs->root, name);
+        cleanup_free char *max = NULL;
+        int64_t weight;
+        if (cm_cgroup_read_int(dir, "cpu.weight", &weight, err) < 0 ||
+            cm_cgroup_read(dir, "cpu.max", &max, err) < 0 ||
+            cm_cgroup_read_int(dir, "memory.max", &r->memory, err) < 0)
+                return -1;
+        /* "<quota> <period>" or "max <period>" */
+        char quota[32];
+        unsigned long long period;
+        if (sscanf(max, "%31s %llu", quota, &period) != 2)
+                return ck_error_make(err, 0, "`%s/cpu.max`: unexpected \"%s\"", dir, max);
+        r->cpu_quota = strcmp(quota, "max") == 0 ? -1 : strtoll(quota, NULL, 10);
+        r->cpu_period = period;
+        r->cpu_shares = cm_cpu_weight_to_shares((uint64_t)weight);
+        r->has_cpu_shares = r->has_cpu_quota = r->has_memory = true;
+        return 0;
+}
+
+static int v2_memory_usage(struct cgroup_fs *fs, const char *name, int64_t *usage, ck_error_t *err)
+{
+        cleanup_free char *dir = xasprintf("%s%s", fs->root, name);
+        return cm_cgroup_read_int(dir, "memory.current", usage, err);
+}
+
 const struct cgroup_driver cm_cgroup_v2_driver = {
     .name = "v2",
     .probe = v2_probe,
     .create = v2_create,
     .set = v2_set,
+    .get = v2_get,
+    .memory_usage = v2_memory_usage,
 };

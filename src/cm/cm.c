@@ -276,8 +276,14 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
                 if (track_burstable(cm, pod->uid, t.cpu_requests, false))
                         ret = update_burstable_shares(cm, err);
         }
-        if (ret == 0)
+        if (ret == 0 && cm_cgroup_exists(cm->fs, name)) {
+                /* its values stand: only a resize changes them; the
+                 * hierarchies it may lack are still made */
+                if (cm->fs->driver->create(cm->fs, name, err) < 0)
+                        ret = ck_error_wrap(err, "cgroup \"%s\"", name);
+        } else if (ret == 0) {
                 ret = ensure_cgroup(cm, name, &r, err);
+        }
         pthread_mutex_unlock(&cm->lock);
         if (ret < 0)
                 return ck_error_wrap(err, "pod cgroup");
@@ -286,6 +292,98 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
                  qos_class_name(qos));
         *parent = name;
         name = NULL;
+        return 0;
+}
+
+void cm_pod_resources_desired(const struct cm *cm, const struct pod *pod,
+                              struct cm_pod_resources *out)
+{
+        (void)cm;
+        struct cgroup_resources r;
+        cm_pod_resource_config(pod, pod_qos_class(pod), 0, &r);
+        *out = (struct cm_pod_resources){
+            .has_cpu_shares = r.has_cpu_shares,
+            .cpu_shares = r.cpu_shares,
+            .has_cpu_quota = r.has_cpu_quota,
+            .cpu_quota = r.cpu_quota == 0 ? -1 : r.cpu_quota,
+            .cpu_period = r.cpu_period,
+            .has_memory = r.has_memory,
+            .memory = r.memory == 0 ? -1 : r.memory,
+        };
+}
+
+int cm_pod_resources_read(struct cm *cm, const struct pod *pod, struct cm_pod_resources *out,
+                          ck_error_t *err)
+{
+        memset(out, 0, sizeof(*out));
+        if (!cm->per_qos)
+                return 0;
+        if (check_uid(pod->uid, err) < 0)
+                return ck_error_wrap(err, "pod cgroup");
+        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        struct cgroup_resources r = {0};
+        pthread_mutex_lock(&cm->lock);
+        int ret = cm->fs->driver->get(cm->fs, name, &r, err);
+        pthread_mutex_unlock(&cm->lock);
+        if (ret < 0)
+                return ck_error_wrap(err, "read pod cgroup \"%s\"", name);
+        *out = (struct cm_pod_resources){
+            .has_cpu_shares = true,
+            .cpu_shares = r.cpu_shares,
+            .has_cpu_quota = true,
+            .cpu_quota = r.cpu_quota,
+            .cpu_period = r.cpu_period,
+            .has_memory = true,
+            .memory = r.memory,
+        };
+        return 0;
+}
+
+int cm_pod_resources_write(struct cm *cm, const struct pod *pod, const struct cm_pod_resources *r,
+                           ck_error_t *err)
+{
+        if (!cm->per_qos)
+                return 0;
+        if (check_uid(pod->uid, err) < 0)
+                return ck_error_wrap(err, "pod cgroup");
+        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        struct cgroup_resources w = {
+            .has_cpu_shares = r->has_cpu_shares,
+            .cpu_shares = r->cpu_shares,
+            .has_cpu_quota = r->has_cpu_quota,
+            .cpu_quota = r->cpu_quota,
+            .cpu_period = r->cpu_period ? r->cpu_period : CM_CPU_PERIOD_US,
+            .has_memory = r->has_memory,
+            .memory = r->memory,
+        };
+        pthread_mutex_lock(&cm->lock);
+        int ret = 0;
+        if (pod_qos_class(pod) == QOS_BURSTABLE && r->has_cpu_shares) {
+                /* the burstable class's shares follow its pods' requests */
+                struct cm_pod_totals t;
+                cm_pod_totals(pod, &t);
+                if (track_burstable(cm, pod->uid, t.cpu_requests, false))
+                        ret = update_burstable_shares(cm, err);
+        }
+        if (ret == 0 && cm->fs->driver->set(cm->fs, name, &w, err) < 0)
+                ret = ck_error_wrap(err, "set pod cgroup \"%s\"", name);
+        pthread_mutex_unlock(&cm->lock);
+        return ret;
+}
+
+int cm_pod_memory_usage(struct cm *cm, const struct pod *pod, int64_t *usage, ck_error_t *err)
+{
+        *usage = -1;
+        if (!cm->per_qos)
+                return 0;
+        if (check_uid(pod->uid, err) < 0)
+                return ck_error_wrap(err, "pod cgroup");
+        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        pthread_mutex_lock(&cm->lock);
+        int ret = cm->fs->driver->memory_usage(cm->fs, name, usage, err);
+        pthread_mutex_unlock(&cm->lock);
+        if (ret < 0)
+                return ck_error_wrap(err, "memory usage of pod cgroup \"%s\"", name);
         return 0;
 }
 

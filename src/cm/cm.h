@@ -58,10 +58,42 @@ struct cm_node_resources {
 };
 void cm_node_resources(const struct cm *cm, struct cm_node_resources *out);
 
-/* Creates (or updates) the pod's cgroup with its cpu shares/quota and memory
- * limit, and returns the cgroup parent for CRI in *parent (new string; "" if
- * cgroups-per-qos is off). */
+/* Creates the pod's cgroup with its cpu shares/quota and memory limit when
+ * it does not exist yet (upstream EnsureExists: an existing one keeps its
+ * values; a resize changes them, see cm_pod_resources_write), updates its
+ * QoS class's shares, and returns the cgroup parent for CRI in *parent (new
+ * string; "" if cgroups-per-qos is off). */
 int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck_error_t *err);
+
+/* A pod cgroup's cpu and memory settings, the part an in-place resize
+ * changes (upstream ResourceConfig).  A value counts when its has_ flag is
+ * set. */
+struct cm_pod_resources {
+        bool has_cpu_shares;
+        uint64_t cpu_shares;
+        bool has_cpu_quota;
+        int64_t cpu_quota;   /* us; -1: unlimited */
+        uint64_t cpu_period; /* us, with the quota */
+        bool has_memory;
+        int64_t memory; /* bytes; -1: unlimited */
+};
+
+/* What pod's cgroup should have for its resources (upstream
+ * ResourceConfigForPod): the shares always; the quota and the memory limit
+ * when the pod is Guaranteed or every container has that limit. */
+void cm_pod_resources_desired(const struct cm *cm, const struct pod *pod,
+                              struct cm_pod_resources *out);
+/* What pod's cgroup has (upstream GetPodCgroupConfig).  With cgroups-per-qos
+ * off there is no pod cgroup: every has_ flag is false. */
+int cm_pod_resources_read(struct cm *cm, const struct pod *pod, struct cm_pod_resources *out,
+                          ck_error_t *err);
+/* Writes the values whose has_ flag is set to pod's cgroup (upstream
+ * SetPodCgroupConfig); a no-op with cgroups-per-qos off. */
+int cm_pod_resources_write(struct cm *cm, const struct pod *pod, const struct cm_pod_resources *r,
+                           ck_error_t *err);
+/* The pod cgroup's memory usage in bytes (v1 memory.usage_in_bytes, v2
+ * memory.current); -1 with cgroups-per-qos off. */
+int cm_pod_memory_usage(struct cm *cm, const struct pod *pod, int64_t *usage, ck_error_t *err);
 
 /* The cgroup parent a pod would get, without touching the filesystem. */
 char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos);
@@ -82,5 +114,7 @@ int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err);
 uint64_t cm_milli_cpu_to_shares(int64_t milli_cpu);
 int64_t cm_milli_cpu_to_quota(int64_t milli_cpu, int64_t period_us);
 uint64_t cm_cpu_shares_to_weight(uint64_t shares);
+/* cgroup v2 cpu.weight back to shares: 2 + ((weight - 1) * 262142) / 9999. */
+uint64_t cm_cpu_weight_to_shares(uint64_t weight);
 
 #endif

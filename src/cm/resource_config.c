@@ -42,6 +42,13 @@ uint64_t cm_cpu_shares_to_weight(uint64_t shares)
         return 1 + ((shares - MIN_SHARES) * (MAX_WEIGHT - 1)) / (MAX_SHARES - MIN_SHARES);
 }
 
+uint64_t cm_cpu_weight_to_shares(uint64_t weight)
+{
+        if (weight < 1)
+                weight = 1;
+        return ((weight - 1) * (MAX_SHARES - MIN_SHARES)) / (MAX_WEIGHT - 1) + MIN_SHARES;
+}
+
 struct amounts {
         int64_t cpu, memory;
 };

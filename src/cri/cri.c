@@ -257,6 +257,22 @@ int cri_start_container(struct cri_client *c, const char *container_id, ck_error
         return 0;
 }
 
+int cri_update_container_resources(struct cri_client *c, const char *container_id,
+                                   const Runtime__V1__LinuxContainerResources *resources,
+                                   ck_error_t *err)
+{
+        Runtime__V1__UpdateContainerResourcesRequest req =
+            RUNTIME__V1__UPDATE_CONTAINER_RESOURCES_REQUEST__INIT;
+        req.container_id = (char *)container_id;
+        req.linux = (Runtime__V1__LinuxContainerResources *)resources;
+        Runtime__V1__UpdateContainerResourcesResponse *resp = NULL;
+        if (CALL(c, runtime_service, "UpdateContainerResources", req,
+                 update_container_resources_response, 0, &resp, err) < 0)
+                return -1;
+        FREE_MSG(resp);
+        return 0;
+}
+
 int cri_stop_container(struct cri_client *c, const char *container_id, int64_t timeout_s,
                        ck_error_t *err)
 {

@@ -82,6 +82,11 @@ int cri_container_status(struct cri_client *c, const char *container_id,
  * is then the client's), else the deadline is extended by it. */
 int cri_exec_sync(struct cri_client *c, const char *container_id, char *const *cmd,
                   int64_t timeout_s, Runtime__V1__ExecSyncResponse **out, ck_error_t *err);
+/* Applies new cpu and memory settings to a running container (in-place
+ * resize); resources is borrowed. */
+int cri_update_container_resources(struct cri_client *c, const char *container_id,
+                                   const Runtime__V1__LinuxContainerResources *resources,
+                                   ck_error_t *err);
 /* Asks the runtime to reopen the container's stdout/stderr log file (after
  * the kubelet rotated it). */
 int cri_reopen_container_log(struct cri_client *c, const char *container_id, ck_error_t *err);

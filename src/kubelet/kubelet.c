@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "allocation/state.h"
 #include "api/decode.h"
 #include "client/kubeconfig.h"
 #include "envvars/envvars.h"
@@ -156,9 +157,12 @@ static struct pod_record *record_find(struct kubelet *kl, const char *uid)
 
 static void record_remove(struct kubelet *kl, struct pod_record *r)
 {
+        cleanup_free char *uid = xstrdup(r->pod->uid);
         status_store_remove(kl->status, r->pod->uid);
         pod_unref(r->pod);
+        pod_unref(r->alloc);
         *r = kl->records[--kl->n_records];
+        kl_resize_pod_removed(kl, uid);
 }
 
 static const char *source_name(enum pod_source src)
@@ -175,7 +179,7 @@ static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, const stru
         struct pod_work w = {
             .kind = kind,
             .uid = xstrdup(uid),
-            .pod = r ? pod_ref(r->pod) : NULL,
+            .pod = r ? pod_ref(r->alloc ? r->alloc : r->pod) : NULL,
             .name = xstrdup(name),
             .namespace = xstrdup(ns),
             .grace_s = grace_s,
@@ -193,7 +197,7 @@ static void submit_orphan(struct kubelet *kl, const char *uid, const char *name,
 /* Submits the record's work: a sync, or its kill once it is deleting.
  * update_type: upstream's SyncPodType of what asked for it ("create",
  * "update", "sync"; NULL for a pod that left its source: not timed). */
-static void sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type)
+void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type)
 {
         if (r->rejected || r->terminal)
                 return;
@@ -262,14 +266,16 @@ static void admit(struct kubelet *kl, struct pod_record *r)
                 struct pod_record *o = &kl->records[i];
                 if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting &&
                     !api_phase_terminal(o->pod))
-                        active[n++] = o->pod;
+                        active[n++] = o->alloc;
         }
         struct admission_result ar;
-        admission_check(r->pod, active, n, &node, &ar);
+        admission_check(r->alloc, active, n, &node, &ar);
         free(active);
         r->admitted = true;
         if (!ar.admit)
                 reject(kl, r, &ar);
+        else
+                kl_resize_admitted(kl, r);
 }
 
 static int compare_creation(const void *a, const void *b)
@@ -386,7 +392,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 }
                 r->deleting = true;
                 r->terminal = false;
-                sync_record(kl, r, NULL); /* upstream's deletePod: no StartTime */
+                kl_sync_record(kl, r, NULL); /* upstream's deletePod: no StartTime */
         }
         /* ADD in creation order (admission is first come, first served),
          * UPDATE when the object changed. */
@@ -407,6 +413,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         *r = (struct pod_record){.pod = pod_ref(p),
                                                  .first_seen_us = fs_now_mono_us()};
                         status_store_set_pod(kl->status, p);
+                        kl_resize_pod_added(kl, r);
                         LOG_INFO(0, "SyncLoop ADD", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
                         if (p->deletion_timestamp != NULL) {
@@ -418,7 +425,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         } else {
                                 admit(kl, r);
                         }
-                        sync_record(kl, r, "create");
+                        kl_sync_record(kl, r, "create");
                         continue;
                 }
                 if (r->deleting || json_equal(r->pod->raw, p->raw))
@@ -427,6 +434,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 pod_unref(r->pod);
                 r->pod = pod_ref(p);
                 status_store_set_pod(kl->status, p);
+                kl_resize_pod_updated(kl, r, changed && p->deletion_timestamp == NULL);
                 if (p->source == POD_SOURCE_API &&
                     status_store_reconcile(kl->status, p->uid, json_object_get(p->raw, "status"))) {
                         LOG_INFO(2, "Pod status in the apiserver differs, writing it again",
@@ -447,7 +455,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                         LOG_INFO(0, "SyncLoop UPDATE", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
                 }
-                sync_record(kl, r, "update");
+                kl_sync_record(kl, r, "update");
         }
         kl->sources_seen |= 1u << ev->source;
         if ((kl->sources_seen & kl->sources_expected) == kl->sources_expected)
@@ -551,6 +559,14 @@ static void housekeeping(struct kubelet *kl)
         backoff_gc(kl->mount_backoff, fs_now_mono_ms());
         if (!kl->sources_ready)
                 return;
+        /* allocations of pods no source has (gone while the kubelet was
+         * down): upstream RemoveOrphanedPods */
+        const char **uids_known = xcalloc(kl->n_records + 1, sizeof(*uids_known));
+        for (size_t i = 0; i < kl->n_records; i++)
+                uids_known[i] = kl->records[i].pod->uid;
+        alloc_state_retain(kl->allocated, uids_known, kl->n_records);
+        alloc_state_retain(kl->actuated, uids_known, kl->n_records);
+        free(uids_known);
         for (size_t i = 0; i < kl->n_runtime_uids; i++) {
                 struct kl_runtime_uid *u = &kl->runtime_uids[i];
                 if (uid_wanted(kl, u->uid))
@@ -585,6 +601,9 @@ static void sync_loop(struct kubelet *kl)
                         if (!kl->records[i].rejected && !kl->records[i].terminal &&
                             kl->records[i].next_sync_ms < deadline)
                                 deadline = kl->records[i].next_sync_ms;
+                int64_t resize_at = kl_resize_next_retry_ms(kl);
+                if (resize_at > 0 && resize_at < deadline)
+                        deadline = resize_at;
                 if (deadline < now)
                         deadline = now;
                 struct kl_event *ev = kl_next_event(kl, deadline);
@@ -597,7 +616,7 @@ static void sync_loop(struct kubelet *kl)
                         case KL_EV_POD_EVENT: {
                                 struct pod_record *r = record_find(kl, ev->uid);
                                 if (r)
-                                        sync_record(kl, r, "sync");
+                                        kl_sync_record(kl, r, "sync");
                                 break;
                         }
                         case KL_EV_RELIST:
@@ -616,7 +635,10 @@ static void sync_loop(struct kubelet *kl)
                 now = fs_now_mono_ms();
                 for (size_t i = 0; i < kl->n_records; i++)
                         if (kl->records[i].next_sync_ms <= now)
-                                sync_record(kl, &kl->records[i], "sync");
+                                kl_sync_record(kl, &kl->records[i], "sync");
+                int64_t resize_due = kl_resize_next_retry_ms(kl);
+                if (resize_due > 0 && now >= resize_due)
+                        kl_resize_retry(kl, "periodic_retry");
                 if (now >= kl->next_housekeeping_ms) {
                         housekeeping(kl);
                         kl->next_housekeeping_ms = now + HOUSEKEEPING_PERIOD_MS;
@@ -733,6 +755,13 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
                 kubelet_free(kl);
                 return -1;
         }
+        /* upstream's allocation and actuation checkpoints */
+        if (alloc_state_open(cfg->root_dir, "allocated_pods_state", &kl->allocated, err) < 0 ||
+            alloc_state_open(cfg->root_dir, "actuated_pods_state", &kl->actuated, err) < 0) {
+                kubelet_free(kl);
+                return ck_error_wrap(err, "could not restore state from checkpoint");
+        }
+        kl->rt_opts.actuated = kl->actuated;
         kl->rt_opts.recorder = kl->recorder;
         kl->rt = kuberuntime_new(&kl->rt_opts);
         *out = kl;
@@ -1007,11 +1036,18 @@ bool kubelet_free(struct kubelet *kl)
                 next = ev->next;
                 kl_event_free(ev);
         }
-        for (size_t i = 0; i < kl->n_records; i++)
+        for (size_t i = 0; i < kl->n_records; i++) {
                 pod_unref(kl->records[i].pod);
+                pod_unref(kl->records[i].alloc);
+        }
         free(kl->records);
+        for (size_t i = 0; i < kl->n_pending_resizes; i++)
+                free(kl->pending_resizes[i]);
+        free(kl->pending_resizes);
         runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
         kuberuntime_free(kl->rt);
+        alloc_state_free(kl->allocated);
+        alloc_state_free(kl->actuated);
         cm_free(kl->cm);
         sysctl_allowlist_free(kl->sysctls);
         status_store_free(kl->status);

@@ -60,7 +60,15 @@ struct kl_event {
 /* What the sync loop knows about one desired pod (upstream pod manager +
  * pod worker state). */
 struct pod_record {
-        struct pod *pod;
+        struct pod *pod; /* as its source has it */
+        /* the pod the workers sync and admission counts: pod with the
+         * resources the kubelet allocated (the same pod unless a resize
+         * waits); a reference */
+        struct pod *alloc;
+        /* PodResizePending: its reason (static string, NULL: none) and
+         * since when (realtime ns) */
+        const char *resize_pending_reason;
+        int64_t resize_pending_since_ns;
         bool admitted; /* passed admission (or rejected: then never synced) */
         bool rejected;
         bool deleting;       /* left its source: being killed */
@@ -142,6 +150,15 @@ struct kubelet {
         struct kl_runtime_uid *runtime_uids; /* last relist */
         size_t n_runtime_uids;
         int64_t next_housekeeping_ms;
+
+        /* in-place resize (resize.c): the allocated and actuated
+         * checkpoints under the root directory, and on the sync loop the
+         * UIDs of the pods whose resize waits, retried on pod changes and
+         * at next_resize_retry_ms */
+        struct alloc_state *allocated, *actuated;
+        char **pending_resizes;
+        size_t n_pending_resizes;
+        int64_t next_resize_retry_ms;
 };
 
 void kl_post(struct kubelet *kl, struct kl_event *ev);
@@ -155,6 +172,30 @@ void kl_mirrors_take(struct kubelet *kl, struct kl_event *ev);
 /* Creates, recreates and deletes mirror pods as the static pods require. */
 void kl_mirrors_reconcile(struct kubelet *kl);
 void kl_mirrors_free(struct kubelet *kl);
+
+/* kubelet.c: submits the record's work (a sync, or its kill once it is
+ * deleting); update_type as pod_work's. */
+void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type);
+
+/* resize.c: in-place resize on the sync loop (upstream's allocation
+ * manager).  A new record: its alloc pod from the checkpoint (a restarted
+ * kubelet) before admission; admitted: the allocation recorded, or a
+ * pending resize queued; its pod replaced: a resize looked at; removed:
+ * its allocation forgotten. */
+void kl_resize_pod_added(struct kubelet *kl, struct pod_record *r);
+void kl_resize_admitted(struct kubelet *kl, struct pod_record *r);
+void kl_resize_pod_updated(struct kubelet *kl, struct pod_record *r, bool spec_changed);
+void kl_resize_pod_removed(struct kubelet *kl, const char *uid);
+/* Evaluates the pending resizes in upstream's order (trigger: upstream's
+ * retry_trigger, "periodic_retry" from the timer). */
+void kl_resize_retry(struct kubelet *kl, const char *trigger);
+/* When the pending resizes are due again (CLOCK_MONOTONIC ms), 0: none. */
+int64_t kl_resize_next_retry_ms(const struct kubelet *kl);
+/* upstream's resize event messages: "<prefix>: {"containers":[...],
+ * "generation":N,"error":"..."}" of pod's resources.  New string; any
+ * thread. */
+char *kl_resize_message(const struct pod *pod, int64_t generation, const char *error,
+                        const char *prefix);
 
 /* sync_pod.c: the worker side. */
 void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w);

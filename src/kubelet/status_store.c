@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/status_store.h"
 #include "status/generate.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -14,6 +15,8 @@ struct status_entry {
         uint64_t synced_version; /* what the apiserver has */
         char *api_uid;           /* the API object the status goes to */
         json_t *sent;            /* the status the apiserver last accepted from us */
+        /* the resize conditions (upstream podResizeConditions), or NULL */
+        json_t *resize_pending, *resize_in_progress;
 };
 
 struct status_store {
@@ -37,6 +40,8 @@ void status_store_free(struct status_store *st)
                 pod_unref(st->entries[i].pod);
                 json_decref(st->entries[i].status);
                 json_decref(st->entries[i].sent);
+                json_decref(st->entries[i].resize_pending);
+                json_decref(st->entries[i].resize_in_progress);
                 free(st->entries[i].api_uid);
         }
         free(st->entries);
@@ -132,6 +137,8 @@ void status_store_remove(struct status_store *st, const char *uid)
                 pod_unref(e->pod);
                 json_decref(e->status);
                 json_decref(e->sent);
+                json_decref(e->resize_pending);
+                json_decref(e->resize_in_progress);
                 free(e->api_uid);
                 *e = st->entries[--st->n];
         }
@@ -274,4 +281,154 @@ json_t *status_store_pod_list(struct status_store *st)
         pthread_mutex_unlock(&st->lock);
         return json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
                          "items", items);
+}
+
+/* upstream updatedPodResizeCondition: lastProbeTime now, the transition
+ * time kept while the reason stays. */
+static json_t *resize_condition(const char *type, const json_t *old, const char *reason,
+                                const char *message, int64_t generation)
+{
+        char now[32];
+        fs_format_rfc3339(fs_now_real_ns(), now);
+        const char *old_reason = json_string_value(json_object_get(old, "reason"));
+        json_t *t = json_object_get(old, "lastTransitionTime");
+        bool same = old != NULL && strcmp(old_reason ? old_reason : "", reason ? reason : "") == 0;
+        json_t *c = json_object();
+        json_object_set_new(c, "type", json_string(type));
+        if (generation != 0)
+                json_object_set_new(c, "observedGeneration", json_integer(generation));
+        json_object_set_new(c, "status", json_string("True"));
+        json_object_set_new(c, "lastProbeTime", json_string(now));
+        json_object_set_new(c, "lastTransitionTime",
+                            same && t != NULL ? json_incref(t) : json_string(now));
+        if (reason != NULL && reason[0] != '\0')
+                json_object_set_new(c, "reason", json_string(reason));
+        if (message != NULL && message[0] != '\0')
+                json_object_set_new(c, "message", json_string(message));
+        return c;
+}
+
+static int64_t generation_of(const json_t *c)
+{
+        return json_integer_value(json_object_get(c, "observedGeneration"));
+}
+
+bool status_store_set_resize_pending(struct status_store *st, const char *uid, const char *reason,
+                                     const char *message, int64_t generation)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        bool changed = false;
+        if (e != NULL) {
+                json_t *old = e->resize_pending;
+                const char *old_reason = json_string_value(json_object_get(old, "reason"));
+                changed = old == NULL || strcmp(old_reason ? old_reason : "", reason) != 0 ||
+                          generation_of(old) != generation;
+                e->resize_pending =
+                    resize_condition("PodResizePending", old, reason, message, generation);
+                json_decref(old);
+        }
+        pthread_mutex_unlock(&st->lock);
+        return changed;
+}
+
+void status_store_clear_resize_pending(struct status_store *st, const char *uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e != NULL) {
+                json_decref(e->resize_pending);
+                e->resize_pending = NULL;
+        }
+        pthread_mutex_unlock(&st->lock);
+}
+
+bool status_store_set_resize_in_progress(struct status_store *st, const char *uid,
+                                         const char *reason, const char *message,
+                                         int64_t generation)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        bool changed = false;
+        if (e != NULL) {
+                json_t *old = e->resize_in_progress;
+                if (old != NULL) {
+                        /* the generation stays; so do the reason and
+                         * message unless new ones are given */
+                        generation = generation_of(old);
+                        if ((reason == NULL || reason[0] == '\0') &&
+                            (message == NULL || message[0] == '\0')) {
+                                reason = json_string_value(json_object_get(old, "reason"));
+                                message = json_string_value(json_object_get(old, "message"));
+                        }
+                }
+                json_t *c =
+                    resize_condition("PodResizeInProgress", old, reason, message, generation);
+                changed =
+                    old == NULL ||
+                    !json_equal(json_object_get(old, "reason"), json_object_get(c, "reason")) ||
+                    !json_equal(json_object_get(old, "message"), json_object_get(c, "message"));
+                e->resize_in_progress = c;
+                json_decref(old);
+        }
+        pthread_mutex_unlock(&st->lock);
+        return changed;
+}
+
+bool status_store_clear_resize_in_progress(struct status_store *st, const char *uid,
+                                           int64_t *generation)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        bool had = e != NULL && e->resize_in_progress != NULL;
+        if (had) {
+                if (generation != NULL)
+                        *generation = generation_of(e->resize_in_progress);
+                json_decref(e->resize_in_progress);
+                e->resize_in_progress = NULL;
+        }
+        pthread_mutex_unlock(&st->lock);
+        return had;
+}
+
+json_t *status_store_resize_conditions(struct status_store *st, const char *uid)
+{
+        json_t *out = json_array();
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e != NULL && e->resize_pending != NULL)
+                json_array_append_new(out, json_deep_copy(e->resize_pending));
+        if (e != NULL && e->resize_in_progress != NULL)
+                json_array_append_new(out, json_deep_copy(e->resize_in_progress));
+        pthread_mutex_unlock(&st->lock);
+        return out;
+}
+
+static json_t *status_find_condition(const json_t *status, const char *type)
+{
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(status, "conditions"), i, c)
+        {
+                const char *t = json_string_value(json_object_get(c, "type"));
+                if (t != NULL && strcmp(t, type) == 0)
+                        return c;
+        }
+        return NULL;
+}
+
+void status_store_backfill_resize_conditions(struct status_store *st, const char *uid,
+                                             const json_t *api_status)
+{
+        json_t *pending = status_find_condition(api_status, "PodResizePending");
+        json_t *progress = status_find_condition(api_status, "PodResizeInProgress");
+        if (pending == NULL && progress == NULL)
+                return;
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e != NULL && pending != NULL && e->resize_pending == NULL)
+                e->resize_pending = json_deep_copy(pending);
+        if (e != NULL && progress != NULL && e->resize_in_progress == NULL)
+                e->resize_in_progress = json_deep_copy(progress);
+        pthread_mutex_unlock(&st->lock);
 }

@@ -64,6 +64,33 @@ bool status_store_reconcile(struct status_store *st, const char *uid, const json
 struct pod *status_store_find_by_name(struct status_store *st, const char *ns, const char *name,
                                       json_t **status);
 
+/* The resize conditions of a pod (upstream status manager's
+ * podResizeConditions), set by the sync loop (PodResizePending) and the
+ * workers (PodResizeInProgress) and reported by each status generation.
+ * Each is True with lastProbeTime = when it was last set and a
+ * lastTransitionTime kept while its reason stays.  Unknown UIDs are
+ * ignored. */
+/* Sets PodResizePending (reason Deferred or Infeasible); true when its
+ * reason or generation changed. */
+bool status_store_set_resize_pending(struct status_store *st, const char *uid, const char *reason,
+                                     const char *message, int64_t generation);
+void status_store_clear_resize_pending(struct status_store *st, const char *uid);
+/* Sets PodResizeInProgress: an existing one keeps its generation, and its
+ * reason and message unless new ones are given (upstream: clear it first
+ * to start a new generation); true when its reason or message changed. */
+bool status_store_set_resize_in_progress(struct status_store *st, const char *uid,
+                                         const char *reason, const char *message,
+                                         int64_t generation);
+/* Clears PodResizeInProgress; true (and its generation) if there was one. */
+bool status_store_clear_resize_in_progress(struct status_store *st, const char *uid,
+                                           int64_t *generation);
+/* The set conditions, Pending before InProgress (a new array). */
+json_t *status_store_resize_conditions(struct status_store *st, const char *uid);
+/* A restarted kubelet takes the resize conditions back from the pod's API
+ * status (upstream BackfillPodResizeConditions); ones already set stay. */
+void status_store_backfill_resize_conditions(struct status_store *st, const char *uid,
+                                             const json_t *api_status);
+
 /* A v1 PodList of every pod with its status (new reference). */
 json_t *status_store_pod_list(struct status_store *st);
 

@@ -89,12 +89,27 @@ static json_t *last_status(struct kubelet *kl, const struct pod *pod)
         return st;
 }
 
+/* What a status computation reads besides the pod and the runtime: the
+ * actuated resources and the resize conditions (references, released by
+ * status_extras_release). */
+struct status_extras {
+        json_t *actuated, *resize;
+};
+
+static void status_extras_release(struct status_extras *x)
+{
+        json_decref(x->actuated);
+        json_decref(x->resize);
+}
+
 /* What every status computation of pod starts from; old is its last status
- * (last_status, borrowed). */
+ * (last_status, borrowed); x is filled and borrowed by the result. */
 static struct status_input status_input_of(const struct kubelet *kl, const struct pod *pod,
                                            const struct runtime_pod_status *rs, const json_t *old,
-                                           bool network_ready)
+                                           bool network_ready, struct status_extras *x)
 {
+        x->actuated = kuberuntime_actuated_resources(kl->rt, pod->uid);
+        x->resize = status_store_resize_conditions(kl->status, pod->uid);
         return (struct status_input){
             .pod = pod,
             .runtime = rs,
@@ -102,6 +117,8 @@ static struct status_input status_input_of(const struct kubelet *kl, const struc
             .runtime_name = kl->runtime_name,
             .host_ip = kl->node_ip,
             .network_ready = network_ready,
+            .actuated = x->actuated,
+            .resize_conditions = x->resize,
             .now_ns = fs_now_real_ns(),
         };
 }
@@ -116,7 +133,8 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
         cleanup_json json_t *old = last_status(kl, pod);
         struct kv_list readiness = {0}, startup = {0};
         prober_results(kl->prober, pod->uid, &readiness, &startup);
-        struct status_input in = status_input_of(kl, pod, rs, old, network_ready);
+        struct status_extras x;
+        struct status_input in = status_input_of(kl, pod, rs, old, network_ready, &x);
         in.sync = sync;
         in.readiness = &readiness;
         in.startup = &startup;
@@ -128,6 +146,7 @@ static const char *update_status_failed(struct kubelet *kl, const struct pod *po
         status_manager_notify(kl->sm);
         kv_list_release(&readiness);
         kv_list_release(&startup);
+        status_extras_release(&x);
         return phase;
 }
 
@@ -143,8 +162,11 @@ static const char *current_phase(struct kubelet *kl, const struct pod *pod,
                                  const struct runtime_pod_status *rs, bool network_ready)
 {
         cleanup_json json_t *old = last_status(kl, pod);
-        struct status_input in = status_input_of(kl, pod, rs, old, network_ready);
-        return status_phase(&in);
+        struct status_extras x;
+        struct status_input in = status_input_of(kl, pod, rs, old, network_ready, &x);
+        const char *phase = status_phase(&in);
+        status_extras_release(&x);
+        return phase;
 }
 
 /* The pod's status.startTime (realtime ns), 0 if it has none yet. */
@@ -192,9 +214,11 @@ static void write_terminal_status(struct kubelet *kl, struct cri_client *cri, co
                 return;
         }
         cleanup_json json_t *old = last_status(kl, pod);
-        struct status_input in = status_input_of(kl, pod, rs, old, true);
+        struct status_extras x;
+        struct status_input in = status_input_of(kl, pod, rs, old, true, &x);
         in.pod_terminal = true;
         status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        status_extras_release(&x);
         runtime_pod_status_free(rs);
         status_manager_sync_pod(kl->sm, pod->uid);
 }
@@ -248,6 +272,38 @@ static void free_names(char **names)
         free(names);
 }
 
+/* PodResizeInProgress after the runtime's sync (upstream SyncPod's
+ * IsPodResizeInProgress check and its ResizePodInPlace result): set while a
+ * running container lacks its allocated resources, with reason Error when
+ * the resize failed; cleared (ResizeCompleted) once they all have them. */
+static void update_resize_condition(struct kubelet *kl, const struct pod *pod,
+                                    const struct runtime_pod_status *rs,
+                                    const struct kuberuntime_sync_result *result)
+{
+        if (result->resize_error != NULL) {
+                if (status_store_set_resize_in_progress(kl->status, pod->uid, "Error",
+                                                        result->resize_error, pod->generation)) {
+                        cleanup_free char *msg = kl_resize_message(
+                            pod, pod->generation, result->resize_error, "Pod resize error");
+                        event_emit_pod(kl->recorder, pod, NULL, EVENT_WARNING, "ResizeError", "%s",
+                                       msg);
+                }
+                return;
+        }
+        if (kuberuntime_resize_in_progress(kl->rt, pod, rs)) {
+                status_store_set_resize_in_progress(kl->status, pod->uid, "", "", pod->generation);
+                return;
+        }
+        int64_t generation;
+        if (status_store_clear_resize_in_progress(kl->status, pod->uid, &generation)) {
+                LOG_INFO(2, "Pod resize completed", "pod=\"%s\" generation=%lld",
+                         pod_full_name(pod), (long long)generation);
+                cleanup_free char *msg =
+                    kl_resize_message(pod, generation, NULL, "Pod resize completed");
+                event_emit_pod(kl->recorder, pod, NULL, EVENT_NORMAL, "ResizeCompleted", "%s", msg);
+        }
+}
+
 /* The sync of a pod that should run (steps of upstream SyncPod).
  * first_seen_us: when the kubelet first saw it (CLOCK_MONOTONIC us). */
 static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
@@ -277,6 +333,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         if (first_status)
                 update_status(kl, pod, rs, NULL, net_ready); /* a first, Pending status */
         if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+                /* upstream determinePodResizeStatus: a terminal pod has none */
+                status_store_clear_resize_pending(kl->status, pod->uid);
+                status_store_clear_resize_in_progress(kl->status, pod->uid, NULL);
                 update_status(kl, pod, rs, NULL, net_ready);
                 LOG_INFO(2, "Pod is terminal, stopping it", "pod=\"%s\" phase=\"%s\"",
                          pod_full_name(pod), phase);
@@ -350,6 +409,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                        .startup_failed = (const char *const *)startup_failed,
                        .started = (const char *const *)started},
             .kube = kl->kube,
+            .cm = kl->cm,
         };
         if (kuberuntime_sync_pod(kl->rt, cri, pod, rs, &ctx, &result, err) < 0)
                 goto out;
@@ -361,6 +421,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                 goto out;
         }
         prober_update_pod(kl->prober, pod, rs);
+        update_resize_condition(kl, pod, rs, &result);
         /* upstream sees Pending -> Running at the sync after the one that
          * started the containers (its status is generated before they
          * start); here at the end of that sync: about one relist earlier */
@@ -372,6 +433,11 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         *next_retry_ms = result.next_retry_ms;
         if (deadline_check_ms > 0 && (*next_retry_ms == 0 || deadline_check_ms < *next_retry_ms))
                 *next_retry_ms = deadline_check_ms;
+        if (result.resize_error != NULL) {
+                /* the sync failed: tried again after the sync backoff */
+                ck_error_make(err, 0, "resize pod in place: %s", result.resize_error);
+                goto out;
+        }
         ret = 0;
 out:
         free_names(liveness_failed);

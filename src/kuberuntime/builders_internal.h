@@ -89,9 +89,7 @@ const char *const *kuberuntime__default_readonly_paths(void);
 
 /* ---- linux resources (resources.c) ---- */
 
-/* upstream cm.MilliCPUToShares / MilliCPUToQuota (period 100000 us). */
-int64_t kuberuntime__milli_cpu_to_shares(int64_t milli);
-int64_t kuberuntime__milli_cpu_to_quota(int64_t milli, int64_t period);
+/* upstream cm.QuotaPeriod (the CFS arithmetic is src/cm's). */
 #define KR_QUOTA_PERIOD 100000
 
 /* upstream calculateLinuxResources. has_cpu_request false = no request. */

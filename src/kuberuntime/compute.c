@@ -165,10 +165,65 @@ static void compute_fresh_sandbox(const struct pod *pod, const struct runtime_po
         }
 }
 
+static void push_size(size_t **v, size_t *n, size_t x, bool front)
+{
+        *v = xrealloc(*v, (*n + 1) * sizeof(**v));
+        if (front) {
+                memmove(*v + 1, *v, *n * sizeof(**v));
+                (*v)[0] = x;
+        } else {
+                (*v)[*n] = x;
+        }
+        (*n)++;
+}
+
+/* upstream computePodResizeAction for one running container: nothing when
+ * its actuated resources are the allocated ones; a restart (false) when a
+ * changed resource's resizePolicy says RestartContainer; else an in-place
+ * update, ordered decreases first per resource. */
+static bool compute_resize(const struct pod *pod, const struct container *c,
+                           const struct runtime_container_status *st, const json_t *actuated,
+                           struct pod_actions *a)
+{
+        if (actuated == NULL || pod_is_static(pod) || st->state != CONTAINER_STATE_RUNNING)
+                return true;
+        struct alloc_resources desired, current;
+        alloc_resources_from_spec(&c->resources, &desired);
+        /* no record: zero, as upstream (an idempotent update follows) */
+        alloc_resources_from_json(json_object_get(actuated, c->name), &current);
+        if (alloc_resources_same(&desired, &current))
+                return true;
+        bool mem_lim = desired.memory_limit != current.memory_limit;
+        bool mem_req = desired.memory_request != current.memory_request;
+        bool cpu_lim = desired.cpu_limit != current.cpu_limit;
+        bool cpu_req = desired.cpu_request != current.cpu_request;
+        if (((mem_lim || mem_req) && c->resize_memory == RESIZE_RESTART_CONTAINER) ||
+            ((cpu_lim || cpu_req) && c->resize_cpu == RESIZE_RESTART_CONTAINER)) {
+                a->update_pod_resources = true;
+                return false;
+        }
+        size_t i = a->n_resizes;
+        a->resizes = xrealloc(a->resizes, (i + 1) * sizeof(*a->resizes));
+        a->resizes[a->n_resizes++] = (struct container_resize){
+            .c = c, .container_id = st->id, .desired = desired, .current = current};
+        if (mem_lim || mem_req) {
+                int64_t want = mem_lim ? desired.memory_limit : desired.memory_request;
+                int64_t have = mem_lim ? current.memory_limit : current.memory_request;
+                push_size(&a->resize_memory, &a->n_resize_memory, i, want < have);
+        }
+        if (cpu_lim || cpu_req) {
+                int64_t want = cpu_lim ? desired.cpu_limit : desired.cpu_request;
+                int64_t have = cpu_lim ? current.cpu_limit : current.cpu_request;
+                push_size(&a->resize_cpu, &a->n_resize_cpu, i, want < have);
+        }
+        return true;
+}
+
 /* upstream computeInitContainerActions; returns whether the pod has been
  * initialised (app containers may run). */
 static bool compute_init_actions(const struct pod *pod, const struct runtime_pod_status *s,
-                                 const struct probe_verdicts *v, struct pod_actions *a)
+                                 const struct probe_verdicts *v, const json_t *actuated,
+                                 struct pod_actions *a)
 {
         size_t n = pod->n_init_containers;
         if (n == 0)
@@ -220,6 +275,9 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                                 push_kill(a, st, KILL_REASON_STARTUP);
                                 push_int(&start, &n_start, (int)k);
                                 break;
+                        } else if (!compute_resize(pod, c, st, actuated, a)) {
+                                push_kill(a, st, KILL_REASON_RESIZE);
+                                push_int(&start, &n_start, (int)k);
                         }
                         /* a sidecar with a startup probe is started, and
                          * the next container may start, once that probe
@@ -313,7 +371,8 @@ static void kill_unwanted(const struct pod *pod, const struct runtime_pod_status
 }
 
 void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime_pod_status *status,
-                                     const struct probe_verdicts *probes, struct pod_actions *a)
+                                     const struct probe_verdicts *probes, const json_t *actuated,
+                                     struct pod_actions *a)
 {
         static const struct probe_verdicts none = {0};
         const struct probe_verdicts *v = probes ? probes : &none;
@@ -340,7 +399,7 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                         push_int(&a->ephemeral_containers_to_start,
                                  &a->n_ephemeral_containers_to_start, (int)i);
 
-        bool initialized = compute_init_actions(pod, status, v, a);
+        bool initialized = compute_init_actions(pod, status, v, actuated, a);
         if (a->kill_pod)
                 goto out;
         kill_unwanted(pod, status, a);
@@ -369,6 +428,9 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                         reason = KILL_REASON_LIVENESS;
                 } else if (name_in_list(v->startup_failed, c->name)) {
                         reason = KILL_REASON_STARTUP;
+                } else if (!compute_resize(pod, c, st, actuated, a)) {
+                        reason = KILL_REASON_RESIZE;
+                        restart = true;
                 } else {
                         keep++;
                         continue;
@@ -406,6 +468,9 @@ void pod_actions_clear(struct pod_actions *a)
         free(a->containers_to_kill);
         free(a->init_containers_to_start);
         free(a->ephemeral_containers_to_start);
+        free(a->resizes);
+        free(a->resize_memory);
+        free(a->resize_cpu);
         memset(a, 0, sizeof(*a));
         a->next_init_container = -1;
 }

@@ -5,6 +5,7 @@
  * the restart count, the config, CreateContainer, StartContainer.  Every
  * way it can fail leaves the container waiting with upstream's reason.
  */
+#include "allocation/allocation.h"
 #include "kuberuntime/builders.h"
 #include "kuberuntime/runtime_internal.h"
 #include "util/cleanup.h"
@@ -188,6 +189,24 @@ static int join_target(Runtime__V1__ContainerConfig *cfg, const struct container
         return 0;
 }
 
+/* What the new container was given (upstream setActuatedContainerResources
+ * after CreateContainer): the baseline of its next in-place resize. */
+static void record_actuated(struct kuberuntime *rt, const struct pod *pod,
+                            const struct container *c)
+{
+        if (rt->opts.actuated == NULL || c->target_container_name != NULL ||
+            pod_find_ephemeral_container(pod, c->name) != NULL)
+                return;
+        struct alloc_resources r;
+        alloc_resources_from_spec(&c->resources, &r);
+        cleanup_json json_t *j = alloc_resources_to_json(&r);
+        cleanup_error ck_error_t err = NULL;
+        if (alloc_state_set(rt->opts.actuated, pod->uid, c->name, j, &err) < 0)
+                LOG_ERROR("Failed to record the container's resources",
+                          "pod=\"%s\" container=\"%s\" err=\"%s\"", pod_full_name(pod), c->name,
+                          ck_error_msg(err));
+}
+
 int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                                  const struct pod *pod, const struct container *c,
                                  const struct runtime_pod_status *status, const char *sandbox_id,
@@ -269,6 +288,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
         int64_t t1 = fs_now_mono_ms();
         LOG_INFO(3, "Created container", "pod=\"%s\" container=\"%s\" containerID=\"%s\"", who,
                  c->name, id);
+        record_actuated(rt, pod, c);
         container_event(rt, pod, c, id, EVENT_NORMAL, "Created", "Container created");
         if (cri_start_container(cri, id, &err) < 0) {
                 LOG_ERROR("Failed to start container",

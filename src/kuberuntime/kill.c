@@ -76,6 +76,8 @@ static char *killing_message(const struct pod *pod, const char *name, const char
                     !init && pod->restart_policy != RESTART_NEVER ? ", will be restarted" : "");
         if (strcmp(reason, KILL_REASON_UNKNOWN_STATE) == 0)
                 return xasprintf("%s is in \"unknown\" state, try killing it before restart", what);
+        if (strcmp(reason, KILL_REASON_RESIZE) == 0)
+                return xasprintf("Container %s resize requires restart", name);
         return xasprintf("Stopping container %s", name);
 }
 

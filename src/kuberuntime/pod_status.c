@@ -93,5 +93,6 @@ void kuberuntime_sync_result_clear(struct kuberuntime_sync_result *r)
                 free(r->waiting[i].message);
         }
         free(r->waiting);
+        free(r->resize_error);
         memset(r, 0, sizeof(*r));
 }

@@ -3,42 +3,17 @@
  * LinuxContainerResources from requests and limits (upstream
  * kuberuntime_container_linux.go calculateLinuxResources,
  * kuberuntime_sandbox_linux.go calculateSandboxResources, and
- * pkg/kubelet/cm/helpers_linux.go for the CFS arithmetic).
+ * pkg/kubelet/cm/helpers_linux.go for the CFS arithmetic, src/cm here).
  *
  * Not sent, unlike upstream: hugepage limits (the pod model has no
  * hugepage resources; upstream sends a zero limit per page size, which
  * runc cannot apply on a hybrid cgroup node where hugetlb lives only in
  * the v2 hierarchy) and swap settings (NodeSwap is off by default).
  */
+#include "cm/cm.h"
 #include "kuberuntime/builders_internal.h"
 
 #include "util/xalloc.h"
-
-#define MIN_SHARES 2
-#define MAX_SHARES 262144
-#define SHARES_PER_CPU 1024
-#define MILLI_CPU_TO_CPU 1000
-#define MIN_QUOTA_PERIOD 1000
-
-int64_t kuberuntime__milli_cpu_to_shares(int64_t milli)
-{
-        if (milli == 0)
-                return MIN_SHARES; /* the kernel's own value for "unset" */
-        int64_t shares = (milli * SHARES_PER_CPU) / MILLI_CPU_TO_CPU;
-        if (shares < MIN_SHARES)
-                return MIN_SHARES;
-        if (shares > MAX_SHARES)
-                return MAX_SHARES;
-        return shares;
-}
-
-int64_t kuberuntime__milli_cpu_to_quota(int64_t milli, int64_t period)
-{
-        if (milli == 0)
-                return 0;
-        int64_t quota = (milli * period) / MILLI_CPU_TO_CPU;
-        return quota < MIN_QUOTA_PERIOD ? MIN_QUOTA_PERIOD : quota;
-}
 
 Runtime__V1__LinuxContainerResources *kuberuntime__linux_resources(bool has_cpu_request,
                                                                    int64_t cpu_request_milli,
@@ -49,12 +24,12 @@ Runtime__V1__LinuxContainerResources *kuberuntime__linux_resources(bool has_cpu_
         runtime__v1__linux_container_resources__init(r);
         /* no request but a limit: the request defaults to the limit */
         r->cpu_shares =
-            kuberuntime__milli_cpu_to_shares(has_cpu_request ? cpu_request_milli : cpu_limit_milli);
+            (int64_t)cm_milli_cpu_to_shares(has_cpu_request ? cpu_request_milli : cpu_limit_milli);
         if (memory_limit != 0)
                 r->memory_limit_in_bytes = memory_limit;
         /* cpuCFSQuota defaults to true upstream */
         r->cpu_period = KR_QUOTA_PERIOD;
-        r->cpu_quota = kuberuntime__milli_cpu_to_quota(cpu_limit_milli, KR_QUOTA_PERIOD);
+        r->cpu_quota = cm_milli_cpu_to_quota(cpu_limit_milli, KR_QUOTA_PERIOD);
         /* cgroup v2: kill the whole container on OOM (singleProcessOOMKill
          * defaults to false there; v1 has no such knob) */
         if (kuberuntime__cgroup2_unified())

@@ -11,6 +11,7 @@
 #ifndef CK_KUBERUNTIME_RUNTIME_H
 #define CK_KUBERUNTIME_RUNTIME_H
 
+#include "allocation/state.h"
 #include "api/pod.h"
 #include "client/events.h"
 #include "client/objects.h"
@@ -43,6 +44,12 @@ struct runtime_container_status {
         int32_t restart_count;
         char *log_path;
         char *sandbox_id;
+        /* ContainerStatus.resources.linux, when the runtime reports it
+         * (containerd 1.6 does): what the container's cgroup was given */
+        struct runtime_container_resources {
+                bool reported;
+                int64_t cpu_period, cpu_quota, cpu_shares, memory_limit;
+        } resources;
 };
 
 struct runtime_sandbox_status {
@@ -124,9 +131,14 @@ struct kuberuntime_options {
         struct event_recorder *recorder;
         /* the node's InternalIP (status.hostIP for env); NULL/"": unknown */
         const char *node_ip;
+        /* the resources each container was given, at its creation and at
+         * each in-place resize (actuated_pods_state); NULL: not recorded,
+         * no resize is done (borrowed, outlives the manager) */
+        struct alloc_state *actuated;
 };
 
 struct kuberuntime;
+struct cm;
 
 struct kuberuntime *kuberuntime_new(const struct kuberuntime_options *opts);
 void kuberuntime_free(struct kuberuntime *rt);
@@ -157,6 +169,10 @@ struct kuberuntime_sync_result {
         /* earliest time (CLOCK_MONOTONIC ms) a backoff expires, 0 if none:
          * the sync loop re-syncs the pod then. */
         int64_t next_retry_ms;
+        /* an in-place resize was due (some container's resources changed)
+         * and what became of it: resize_error NULL when it was done */
+        bool resized;
+        char *resize_error;
 };
 void kuberuntime_sync_result_clear(struct kuberuntime_sync_result *r);
 
@@ -215,6 +231,8 @@ struct kuberuntime_pod_context {
          * standalone, a reference to one is an error as upstream without a
          * kubeClient (pull secrets: skipped, logged) */
         const struct kube_objects *kube;
+        /* the pod cgroups, resized with the containers; NULL: none */
+        struct cm *cm;
 };
 
 /* Drive the pod's sandbox and containers towards the spec (upstream
@@ -227,6 +245,16 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                          const struct runtime_pod_status *status,
                          const struct kuberuntime_pod_context *ctx,
                          struct kuberuntime_sync_result *result, ck_error_t *err);
+
+/* Whether a running resizable container of pod (the allocated pod) has
+ * other resources than the runtime was given (upstream
+ * IsPodResizeInProgress); false without an actuated state. */
+bool kuberuntime_resize_in_progress(struct kuberuntime *rt, const struct pod *pod,
+                                    const struct runtime_pod_status *status);
+
+/* The resources the runtime was last given for each of pod's containers
+ * ({"<name>": v1.ResourceRequirements}, a new reference), or NULL. */
+json_t *kuberuntime_actuated_resources(struct kuberuntime *rt, const char *uid);
 
 /* Stop every container (with grace_s; -1 = the pod's / container's own grace
  * period) and then the sandboxes of a pod.  pod may be NULL (an orphan found

@@ -47,6 +47,13 @@ struct kuberuntime {
         size_t n_pull_errs;
 };
 
+/* upstream doPodResizeAction (resize.c): the in-place updates a's resizes
+ * and the pod cgroup (cm may be NULL: none). */
+struct pod_actions;
+int kuberuntime__resize_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
+                            const char *sandbox_id, struct pod_actions *a, struct cm *cm,
+                            ck_error_t *err);
+
 /* "namespace/name" of a pod into buf (for logs and error context). */
 const char *kuberuntime__pod_ref(const struct pod *pod, char *buf, size_t len);
 

@@ -339,6 +339,58 @@ static void log_actions(const struct pod_actions *a, const char *who)
                  a->n_containers_to_kill, a->pod_done);
 }
 
+json_t *kuberuntime_actuated_resources(struct kuberuntime *rt, const char *uid)
+{
+        return rt->opts.actuated ? alloc_state_get_pod(rt->opts.actuated, uid) : NULL;
+}
+
+bool kuberuntime_resize_in_progress(struct kuberuntime *rt, const struct pod *pod,
+                                    const struct runtime_pod_status *status)
+{
+        if (rt->opts.actuated == NULL || status == NULL || pod_is_static(pod))
+                return false;
+        cleanup_json json_t *actuated = alloc_state_get_pod(rt->opts.actuated, pod->uid);
+        const struct container *lists[] = {pod->containers, pod->init_containers};
+        size_t counts[] = {pod->n_containers, pod->n_init_containers};
+        for (size_t l = 0; l < 2; l++)
+                for (size_t i = 0; i < counts[l]; i++) {
+                        const struct container *c = &lists[l][i];
+                        if (l == 1 && !container_is_sidecar(c))
+                                continue;
+                        const struct runtime_container_status *st =
+                            runtime_pod_status_find(status, c->name);
+                        if (st == NULL || st->state != CONTAINER_STATE_RUNNING)
+                                continue;
+                        struct alloc_resources want, have;
+                        alloc_resources_from_spec(&c->resources, &want);
+                        alloc_resources_from_json(json_object_get(actuated, c->name), &have);
+                        if (!alloc_resources_same(&want, &have))
+                                return true;
+                }
+        return false;
+}
+
+/* The resize step of a sync: a failure is the sync's result (the status
+ * says it, the next sync tries again), not an abort of the other steps. */
+static void resize(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
+                   const char *sandbox_id, struct pod_actions *a,
+                   const struct kuberuntime_pod_context *ctx,
+                   struct kuberuntime_sync_result *result, const char *who)
+{
+        if (a->n_resizes == 0 && !a->update_pod_resources)
+                return;
+        result->resized = true;
+        cleanup_error ck_error_t err = NULL;
+        if (kuberuntime__resize_pod(rt, cri, pod, sandbox_id, a, ctx ? ctx->cm : NULL, &err) < 0) {
+                LOG_ERROR("Failed to resize pod in place", "pod=\"%s\" err=\"%s\"", who,
+                          ck_error_msg(err));
+                free(result->resize_error);
+                result->resize_error = xstrdup(ck_error_msg(err));
+                return;
+        }
+        LOG_INFO(2, "Pod resized in place", "pod=\"%s\" containers=%zu", who, a->n_resizes);
+}
+
 int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
                          const struct runtime_pod_status *status,
                          const struct kuberuntime_pod_context *ctx,
@@ -350,8 +402,11 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
         if (status == NULL)
                 status = &empty;
 
+        cleanup_json json_t *actuated = kuberuntime_actuated_resources(rt, pod->uid);
+        if (actuated == NULL && rt->opts.actuated != NULL)
+                actuated = json_object(); /* nothing recorded: every value 0, as upstream */
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(pod, status, ctx ? &ctx->probes : NULL, &a);
+        kuberuntime_compute_pod_actions(pod, status, ctx ? &ctx->probes : NULL, actuated, &a);
         log_actions(&a, who);
 
         Runtime__V1__PodSandboxConfig *sb_cfg = NULL;
@@ -394,6 +449,7 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
 
         if (!a.create_sandbox && a.n_init_containers_to_start == 0 &&
             a.n_containers_to_start == 0 && a.n_ephemeral_containers_to_start == 0) {
+                resize(rt, cri, pod, a.sandbox_id, &a, ctx, result, who);
                 ret = 0;
                 goto out;
         }
@@ -448,7 +504,10 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                         goto out;
                 }
         }
-        /* 6: app containers */
+        /* 6: in-place resizes, before the app containers start (upstream
+         * SyncPod step 7) */
+        resize(rt, cri, pod, sandbox_id, &a, ctx, result, who);
+        /* 7: app containers */
         for (size_t i = 0; i < a.n_containers_to_start; i++) {
                 const struct container *c = &pod->containers[a.containers_to_start[i]];
                 kuberuntime__start_container(rt, cri, pod, c, status, sandbox_id, sb_cfg, pod_ip,

@@ -274,6 +274,16 @@ static void convert_container(const Runtime__V1__ContainerStatus *cs,
         out->restart_count = kuberuntime_label_restart_count(
             MAP_GET(cs, annotations, ANNOTATION_CONTAINER_RESTART_COUNT));
         out->log_path = dup_nonempty(cs->log_path);
+        const Runtime__V1__LinuxContainerResources *lr =
+            cs->resources ? cs->resources->linux : NULL;
+        if (lr != NULL)
+                out->resources = (struct runtime_container_resources){
+                    .reported = true,
+                    .cpu_period = lr->cpu_period,
+                    .cpu_quota = lr->cpu_quota,
+                    .cpu_shares = lr->cpu_shares,
+                    .memory_limit = lr->memory_limit_in_bytes,
+                };
 }
 
 static void convert_sandbox(const Runtime__V1__PodSandboxStatus *ss,

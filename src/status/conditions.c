@@ -271,9 +271,11 @@ void status_set_transition_times(json_t *conds, const json_t *old_status, int64_
         json_array_foreach(conds, i, c)
         {
                 const char *type = status_get_str(c, "type");
-                /* conditions owned by others keep the time their owner set */
-                if (!status_condition_owned_by_kubelet(type) &&
-                    strcmp(type ? type : "", "DisruptionTarget") != 0)
+                /* conditions owned by others keep the time their owner set;
+                 * the resize conditions carry the times they were set with */
+                if ((!status_condition_owned_by_kubelet(type) &&
+                     strcmp(type ? type : "", "DisruptionTarget") != 0) ||
+                    strncmp(type ? type : "", "PodResize", 9) == 0)
                         continue;
                 const json_t *old = status_find_named(old_conds, "type", type);
                 const char *os = status_get_str(old, "status");

@@ -5,6 +5,8 @@
  * (pkg/kubelet/prober/prober_manager.go) for "started" and "ready".
  */
 #include "status/generate_internal.h"
+#include "allocation/allocation.h"
+#include "api/decode.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -90,20 +92,130 @@ static json_t *default_status(const struct container *c, const char *default_rea
         return st;
 }
 
-/* resources (the allocated ones: ckubelet does not resize in place) and
- * allocatedResources (= requests), InPlacePodVerticalScaling being GA. */
-static void set_resources(json_t *st, const struct pod *pod, const char *name,
-                          enum status_list list)
+/* upstream cm.MinMilliCPULimit, cm.MinShares */
+#define STATUS_MIN_MILLI_CPU_LIMIT 10
+#define STATUS_MIN_SHARES 2
+
+/* The values the runtime reports for a container's resources (upstream
+ * toKubeContainerResources and toKubeContainerStatus): its cpu limit
+ * quota * 1000 / period, its cpu request ceil(shares * 1000 / 1024), its
+ * memory limit, from CRI ContainerStatus.resources; the memory request
+ * (which no cgroup holds), and everything when the runtime reports
+ * nothing, from the actuated state.  A value not reported is NULL. */
+struct reported {
+        json_t *cpu_limit, *cpu_request, *memory_limit, *memory_request;
+};
+
+static json_t *quantity(int64_t v, bool milli)
 {
-        json_t *rc = raw_container(pod, name, list);
-        json_t *res = json_object_get(rc, "resources");
+        char *text = api_format_quantity(v, milli);
+        json_t *j = json_string(text);
+        free(text);
+        return j;
+}
+
+static void reported_from(const struct runtime_container_status *rc, const json_t *actuated,
+                          struct reported *r)
+{
+        struct alloc_resources a;
+        alloc_resources_from_json(actuated, &a);
+        *r = (struct reported){0};
+        const struct runtime_container_resources *cri = &rc->resources;
+        if (cri->reported) {
+                if (cri->cpu_period > 0 && cri->cpu_quota != -1) {
+                        int64_t milli = cri->cpu_quota * 1000 / cri->cpu_period;
+                        if (milli > 0)
+                                r->cpu_limit = quantity(milli, true);
+                }
+                if (cri->cpu_shares >= STATUS_MIN_SHARES)
+                        r->cpu_request = quantity((cri->cpu_shares * 1000 + 1023) / 1024, true);
+                if (cri->memory_limit > 0)
+                        r->memory_limit = quantity(cri->memory_limit, false);
+        }
+        if (actuated == NULL)
+                return;
+        if (r->cpu_limit == NULL && r->cpu_request == NULL && r->memory_limit == NULL) {
+                /* nothing from the runtime: what it was given */
+                r->cpu_limit = quantity(a.cpu_limit, true);
+                r->cpu_request = quantity(a.cpu_request, true);
+                r->memory_limit = quantity(a.memory_limit, false);
+                r->memory_request = quantity(a.memory_request, false);
+        } else if (a.memory_request != 0) {
+                r->memory_request = quantity(a.memory_request, false);
+        }
+}
+
+static void reported_release(struct reported *r)
+{
+        json_decref(r->cpu_limit);
+        json_decref(r->cpu_request);
+        json_decref(r->memory_limit);
+        json_decref(r->memory_request);
+}
+
+static int64_t milli_value(const json_t *q)
+{
+        const char *s = json_string_value(q);
+        int64_t v = 0;
+        ck_error_t e = NULL;
+        if (s != NULL && api_parse_quantity(s, true, &v, &e) < 0)
+                v = 0;
+        ck_error_release(&e);
+        return v;
+}
+
+/* Sets list[key] to the reported value; min_milli (cpu only): when both
+ * the reported and the allocated values are at or below it, the allocated
+ * one stays (upstream's MinShares / MinMilliCPULimit rule: 1m and 2m both
+ * give 2 shares). */
+static void report(json_t *list, const char *key, json_t *value, int64_t min_milli)
+{
+        if (value == NULL)
+                return;
+        if (min_milli > 0 && milli_value(json_object_get(list, key)) <= min_milli &&
+            milli_value(value) <= min_milli)
+                return;
+        json_object_set(list, key, value);
+}
+
+/* resources and allocatedResources (upstream convertContainerStatusResources):
+ * the allocated resources (those of pod, the allocated pod) for a container
+ * that is not running; for a running one, the allocated ones with what its
+ * runtime reports in their place. */
+static void set_resources(json_t *st, const struct status_input *in,
+                          const struct runtime_container_status *rc, const char *name,
+                          enum status_list list, bool running)
+{
+        json_t *raw = raw_container(in->pod, name, list);
+        json_t *res = json_object_get(raw, "resources");
         json_t *out = json_object();
         json_t *limits = json_object_get(res, "limits");
         json_t *requests = json_object_get(res, "requests");
-        if (json_object_size(limits) > 0)
+        if (json_is_object(limits))
                 json_object_set_new(out, "limits", json_deep_copy(limits));
-        if (json_object_size(requests) > 0)
+        if (json_is_object(requests))
                 json_object_set_new(out, "requests", json_deep_copy(requests));
+        const json_t *actuated = json_object_get(in->actuated, name);
+        if (running && list != STATUS_EPHEMERAL) {
+                struct reported r;
+                reported_from(rc, actuated, &r);
+                json_t *l = json_object_get(out, "limits");
+                if (l != NULL) {
+                        report(l, "cpu", r.cpu_limit, STATUS_MIN_MILLI_CPU_LIMIT);
+                        report(l, "memory", r.memory_limit, 0);
+                }
+                json_t *q = json_object_get(out, "requests");
+                if (q != NULL) {
+                        report(q, "cpu", r.cpu_request, STATUS_MIN_SHARES);
+                        report(q, "memory", r.memory_request, 0);
+                }
+                reported_release(&r);
+        }
+        /* empty lists are left out, as Go's omitempty */
+        if (json_object_size(json_object_get(out, "limits")) == 0)
+                json_object_del(out, "limits");
+        if (json_object_size(json_object_get(out, "requests")) == 0)
+                json_object_del(out, "requests");
         json_object_set_new(st, "resources", out);
         if (json_object_size(requests) > 0)
                 json_object_set_new(st, "allocatedResources", json_deep_copy(requests));
@@ -173,7 +285,7 @@ static json_t *convert_runtime(const struct status_input *in, const struct conta
         if (rc->state == CONTAINER_STATE_RUNNING && json_object_get(old, "started") != NULL)
                 json_object_set(st, "started", json_object_get(old, "started"));
 
-        set_resources(st, in->pod, spec->name, list);
+        set_resources(st, in, rc, spec->name, list, rc->state == CONTAINER_STATE_RUNNING);
         free(cid);
         return st;
 }

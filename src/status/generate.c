@@ -223,6 +223,12 @@ static json_t *conditions(const struct status_input *in, const struct generated 
                 if (!status_condition_owned_by_kubelet(status_get_str(c, "type")))
                         json_array_append_new(conds, json_deep_copy(c));
         }
+        /* the resize conditions, as they were set: their own times */
+        if (!in->pod_terminal)
+                json_array_foreach(in->resize_conditions, i, c)
+                {
+                        json_array_append_new(conds, json_deep_copy(c));
+                }
         json_t *dt = status_find_named(json_object_get(in->old_status, "conditions"), "type",
                                        "DisruptionTarget");
         if (dt != NULL) {

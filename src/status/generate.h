@@ -51,6 +51,13 @@ struct status_input {
          * full status's phase Failed, with reason and message (as is) if
          * given, as upstream's ShouldEvict (DeadlineExceeded) does. */
         bool network_ready; /* the runtime's network is ready */
+        /* {"<container>": resources} the runtime was given for each
+         * container (the actuated state, borrowed); NULL: unknown, a
+         * running container reports its allocated resources */
+        const json_t *actuated;
+        /* the PodResizePending / PodResizeInProgress conditions to report
+         * (an array, borrowed; NULL: none) */
+        const json_t *resize_conditions;
         /* the pod is being deleted and its containers were stopped
          * (upstream podIsTerminal): stopped containers make it Succeeded
          * (all exited 0) or Failed, whatever the restartPolicy */

@@ -337,7 +337,10 @@ static void scenario_pod_status(struct kuberuntime *rt, struct cri_client *cri)
         const struct probe_verdicts v = {.liveness_failed = liveness_failed,
                                          .startup_failed = startup_failed,
                                          .started = started};
-        kuberuntime_compute_pod_actions(pod, s, &v, &a);
+        /* what the runtime was given: a resize for some of the containers */
+        cleanup_json json_t *actuated =
+            json_pack("{s:{s:{s:s}}, s:{}}", "c", "limits", "cpu", "1", "d");
+        kuberuntime_compute_pod_actions(pod, s, &v, actuated, &a);
         pod_actions_clear(&a);
         kv_list_release(&readiness);
         runtime_pod_status_free(s);

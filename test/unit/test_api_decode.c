@@ -445,6 +445,26 @@ static void test_validation_errors(void **state)
                   "[{containerPort: 80, hostPort: 8080}]}]}\n",
              "spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match "
              "`containerPort` when `hostNetwork` is true"},
+            /* resizePolicy (validateResizePolicy) */
+            {META "spec: {containers: [{name: a, image: x, resizePolicy: [{resourceName: cpu, "
+                  "restartPolicy: NotRequired}, {resourceName: cpu, restartPolicy: "
+                  "RestartContainer}]}]}\n",
+             "spec.containers[0].resizePolicy[1]: Duplicate value: \"cpu\""},
+            {META "spec: {containers: [{name: a, image: x, resizePolicy: [{resourceName: disk, "
+                  "restartPolicy: NotRequired}]}]}\n",
+             "spec.containers[0].resizePolicy: Unsupported value: \"disk\": supported values: "
+             "\"cpu\", \"memory\""},
+            {META "spec: {containers: [{name: a, image: x, resizePolicy: [{resourceName: memory, "
+                  "restartPolicy: Sometimes}]}]}\n",
+             "spec.containers[0].resizePolicy: Unsupported value: \"Sometimes\": supported "
+             "values: \"NotRequired\", \"RestartContainer\""},
+            {META "spec: {containers: [{name: a, image: x, resizePolicy: [{restartPolicy: "
+                  "NotRequired}]}]}\n",
+             "spec.containers[0].resizePolicy: Required value"},
+            {META "spec: {restartPolicy: Never, containers: [{name: a, image: x, resizePolicy: "
+                  "[{resourceName: memory, restartPolicy: RestartContainer}]}]}\n",
+             "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be "
+             "'NotRequired' when `restartPolicy` is 'Never'"},
             /* volumes and mounts */
             {META "spec: {volumes: [{name: v}, {name: v}], " ONE "}\n",
              "spec.volumes[1].name: Duplicate value: \"v\""},
@@ -798,24 +818,51 @@ static uint64_t hash_of(const char *yaml)
         return pod->containers[0].hash;
 }
 
+static void test_resize_policy(void **state)
+{
+        (void)state;
+        cleanup_pod struct pod *pod = must_decode(
+            "metadata: {name: p}\n"
+            "spec:\n"
+            "  containers:\n"
+            "  - {name: a, image: x, resizePolicy: [{resourceName: memory, restartPolicy: "
+            "RestartContainer}, {resourceName: cpu, restartPolicy: NotRequired}]}\n"
+            "  - {name: b, image: x}\n"
+            "  initContainers:\n"
+            "  - {name: s, image: x, restartPolicy: Always, resizePolicy: [{resourceName: cpu, "
+            "restartPolicy: RestartContainer}]}\n");
+        assert_int_equal(pod->containers[0].resize_memory, RESIZE_RESTART_CONTAINER);
+        assert_int_equal(pod->containers[0].resize_cpu, RESIZE_NOT_REQUIRED);
+        /* no policy: NotRequired */
+        assert_int_equal(pod->containers[1].resize_memory, RESIZE_NOT_REQUIRED);
+        assert_int_equal(pod->containers[1].resize_cpu, RESIZE_NOT_REQUIRED);
+        assert_int_equal(pod->init_containers[0].resize_cpu, RESIZE_RESTART_CONTAINER);
+}
+
 static void test_container_hash(void **state)
 {
         (void)state;
         uint64_t base = hash_of("metadata: {name: p, labels: {a: b}}\n"
                                 "spec: {containers: [{name: a, image: x:1}]}\n");
         assert_int_not_equal(base, 0);
-        /* a pod label is not part of the container spec */
+        /* only the name and the image count (upstream pickFieldsToHash):
+         * labels, defaults, args and resources do not */
         assert_int_equal(base, hash_of("metadata: {name: p, labels: {a: c}}\n"
                                        "spec: {containers: [{name: a, image: x:1}]}\n"));
-        /* writing a default explicitly, or reordering keys, is the same spec */
         assert_int_equal(base, hash_of("metadata: {name: p}\n"
                                        "spec: {containers: [{image: x:1, name: a, "
-                                       "imagePullPolicy: IfNotPresent}]}\n"));
+                                       "imagePullPolicy: IfNotPresent, args: [-v], "
+                                       "resources: {requests: {cpu: 10m}}}]}\n"));
         assert_int_not_equal(base, hash_of("metadata: {name: p, labels: {a: b}}\n"
                                            "spec: {containers: [{name: a, image: x:2}]}\n"));
-        assert_int_not_equal(base, hash_of("metadata: {name: p}\n"
-                                           "spec: {containers: [{name: a, image: x:1, "
-                                           "args: [-v]}]}\n"));
+        /* upstream's own values: HashContainer of v1.35.8 run on these */
+        assert_int_equal(api_container_hash("c1", "registry.k8s.io/e2e-test-images/agnhost:2.59"),
+                         0x17342903);
+        assert_int_equal(api_container_hash("web", "localhost/busybox:1.35"), 0x46a25507);
+        /* json.Marshal's HTML escapes, control bytes, U+2028 and invalid UTF-8 */
+        assert_int_equal(api_container_hash("a<b>&", "x"), 0xeda759a0);
+        assert_int_equal(api_container_hash("\xc3\xa9\xe2\x80\xa8\x01\t\"\\", "\xff\xfeok\xe2\x82"),
+                         0x56100b77);
 }
 
 static void test_refcount_and_static(void **state)
@@ -863,6 +910,7 @@ int main(void)
             cmocka_unit_test(test_ephemeral_containers),
             cmocka_unit_test(test_accepted_edge_cases),
             cmocka_unit_test(test_qos_class),
+            cmocka_unit_test(test_resize_policy),
             cmocka_unit_test(test_container_hash),
             cmocka_unit_test(test_refcount_and_static),
             cmocka_unit_test(test_kv_list),

@@ -446,6 +446,97 @@ static void test_v2_values(void **state)
         free_tree(t);
 }
 
+static void write_value(const struct fake_tree *t, const char *rel, const char *value)
+{
+        cleanup_free char *path = xasprintf("%s/%s", t->root, rel);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%s\n", value);
+        fclose(f);
+}
+
+/* An in-place resize: an existing pod cgroup keeps its values through
+ * ensure; the resize reads them, computes the new ones and writes each part
+ * on its own (upstream GetPodCgroupConfig / SetPodCgroupConfig). */
+static void test_pod_resources_resize(void **state)
+{
+        (void)state;
+        for (int v2 = 0; v2 < 2; v2++) {
+                struct fake_tree *t = make_tree(v2);
+                struct cm *cm = new_cm(t, "");
+                struct container cs[] = {ctr("a", 500, 128 * MI, 500, 128 * MI)};
+                struct pod pod = mkpod("r1", cs, 1);
+                cleanup_free char *parent = ensure(cm, &pod);
+                const char *shares =
+                    v2 ? "kubepods/podr1/cpu.weight" : "cpu/kubepods/podr1/cpu.shares";
+                const char *mem = v2 ? "kubepods/podr1/memory.max"
+                                     : "memory/kubepods/podr1/memory.limit_in_bytes";
+
+                /* the allocated pod grows: ensure leaves the cgroup as it is */
+                struct container grown[] = {ctr("a", 700, 256 * MI, 700, 256 * MI)};
+                struct pod pod2 = mkpod("r1", grown, 1);
+                cleanup_free char *parent2 = ensure(cm, &pod2);
+                assert_value(t, shares, v2 ? "20" : "512");
+                assert_value(t, mem, "134217728");
+
+                struct cm_pod_resources want, have;
+                cm_pod_resources_desired(cm, &pod2, &want);
+                assert_true(want.has_cpu_shares && want.has_cpu_quota && want.has_memory);
+                assert_int_equal(want.cpu_shares, 716);
+                assert_int_equal(want.cpu_quota, 70000);
+                assert_int_equal(want.memory, 256 * MI);
+                ck_error_t err = NULL;
+                assert_int_equal(cm_pod_resources_read(cm, &pod2, &have, &err), 0);
+                /* v2 keeps cpu.weight: 512 shares come back as 500 */
+                assert_int_equal(have.cpu_shares, v2 ? 500 : 512);
+                assert_int_equal(have.cpu_quota, 50000);
+                assert_int_equal(have.cpu_period, 100000);
+                assert_int_equal(have.memory, 128 * MI);
+
+                /* one part at a time: the memory limit alone */
+                struct cm_pod_resources w = {.has_memory = true, .memory = want.memory};
+                assert_int_equal(cm_pod_resources_write(cm, &pod2, &w, &err), 0);
+                assert_value(t, mem, "268435456");
+                assert_value(t, shares, v2 ? "20" : "512");
+                w = (struct cm_pod_resources){.has_cpu_quota = true,
+                                              .cpu_quota = want.cpu_quota,
+                                              .cpu_period = want.cpu_period};
+                assert_int_equal(cm_pod_resources_write(cm, &pod2, &w, &err), 0);
+                assert_value(t,
+                             v2 ? "kubepods/podr1/cpu.max" : "cpu/kubepods/podr1/cpu.cfs_quota_us",
+                             v2 ? "70000 100000" : "70000");
+                w = (struct cm_pod_resources){.has_cpu_shares = true, .cpu_shares = 716};
+                assert_int_equal(cm_pod_resources_write(cm, &pod2, &w, &err), 0);
+                assert_value(t, shares, v2 ? "28" : "716");
+
+                /* unlimited reads as -1 on v2 ("max") */
+                if (v2) {
+                        write_value(t, "kubepods/podr1/memory.max", "max");
+                        write_value(t, "kubepods/podr1/cpu.max", "max 100000");
+                        assert_int_equal(cm_pod_resources_read(cm, &pod2, &have, &err), 0);
+                        assert_int_equal(have.memory, -1);
+                        assert_int_equal(have.cpu_quota, -1);
+                }
+                /* the usage a memory decrease is checked against */
+                write_value(t,
+                            v2 ? "kubepods/podr1/memory.current"
+                               : "memory/kubepods/podr1/memory.usage_in_bytes",
+                            "12345");
+                int64_t usage;
+                assert_int_equal(cm_pod_memory_usage(cm, &pod2, &usage, &err), 0);
+                assert_int_equal(usage, 12345);
+                /* a missing file is an error that names it */
+                assert_int_equal(cm_pod_cgroup_destroy(cm, "r1", &err), 0);
+                assert_int_equal(cm_pod_memory_usage(cm, &pod2, &usage, &err), -1);
+                assert_non_null(strstr(ck_error_msg(err), "r1"));
+                ck_error_release(&err);
+                cm_free(cm);
+                free_tree(t);
+        }
+        assert_int_equal(cm_cpu_weight_to_shares(1), 2);
+        assert_int_equal(cm_cpu_weight_to_shares(10000), 262144);
+}
+
 static void test_cgroups_per_qos_off(void **state)
 {
         (void)state;
@@ -515,6 +606,7 @@ int main(void)
             cmocka_unit_test(test_cgroup_root_and_names),
             cmocka_unit_test(test_destroy_and_list),
             cmocka_unit_test(test_v2_values),
+            cmocka_unit_test(test_pod_resources_resize),
             cmocka_unit_test(test_cgroups_per_qos_off),
             cmocka_unit_test(test_rejected_configurations),
         };

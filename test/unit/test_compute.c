@@ -582,7 +582,7 @@ static bool check_case(const struct tcase *tc)
             .startup_failed = tc->startup_failed[0] ? tc->startup_failed : NULL,
             .started = tc->started[0] ? tc->started : NULL,
         };
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, &v, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, &v, NULL, &a);
 
         char init[128], start[128], eph[128], kill[128] = "", got[1024], want[1024];
         names_of(f.init, a.init_containers_to_start, a.n_init_containers_to_start, init,
@@ -636,7 +636,7 @@ static void test_kill_names_the_instance(void **state)
                               .stats = {{"web", RUN, .id = "new"}, {"web", RUN, .id = "old"}}},
               &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].container_id, "old");
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_STALE);
@@ -647,7 +647,7 @@ static void test_kill_names_the_instance(void **state)
                               .n_sandboxes = 1,
                               .stats = {{"web", RUN}}},
               &f);
-        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 1);
         assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_HASH_CHANGED);
         pod_actions_clear(&a);
@@ -663,7 +663,7 @@ static void test_kill_names_the_instance(void **state)
         static const char *const live[] = {"db", NULL}, *const startup[] = {"web", "proxy", NULL};
         kuberuntime_compute_pod_actions(
             &f.pod, &f.status,
-            &(struct probe_verdicts){.liveness_failed = live, .startup_failed = startup}, &a);
+            &(struct probe_verdicts){.liveness_failed = live, .startup_failed = startup}, NULL, &a);
         assert_int_equal(a.n_containers_to_kill, 3);
         for (size_t i = 0; i < a.n_containers_to_kill; i++)
                 assert_string_equal(a.containers_to_kill[i].reason,
@@ -682,11 +682,123 @@ static void test_null_status(void **state)
         struct fixture f;
         build(&(struct tcase){.app = {{"web"}}}, &f);
         struct pod_actions a;
-        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, &a);
+        kuberuntime_compute_pod_actions(&f.pod, NULL, NULL, NULL, &a);
         assert_true(a.create_sandbox);
         assert_false(a.kill_pod);
         assert_int_equal(a.n_containers_to_start, 1);
         pod_actions_clear(&a);
+}
+
+/* Guaranteed-style resources: request = limit, cpu in millis, memory in Mi. */
+static void set_resources(struct container *c, int64_t cpu, int64_t mem_mi)
+{
+        struct resource_list l = {
+            .has_cpu = true, .has_memory = true, .cpu_milli = cpu, .memory = mem_mi << 20};
+        c->resources = (struct resource_requirements){.requests = l, .limits = l};
+}
+
+/* The names of the resizes in the order of one resource's calls. */
+static void resize_order(const struct pod_actions *a, const size_t *idx, size_t n, char *out,
+                         size_t len)
+{
+        out[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                size_t used = strlen(out);
+                snprintf(out + used, len - used, "%s%s", i ? "," : "", a->resizes[idx[i]].c->name);
+        }
+}
+
+/* upstream computePodResizeAction: running containers whose actuated
+ * resources differ from the allocated ones are updated in place, each
+ * resource's decreases first; a RestartContainer policy restarts instead;
+ * static pods, stopped containers and an unknown actuated state are left. */
+static void test_resize(void **state)
+{
+        (void)state;
+        struct fixture f;
+        const struct tcase tc = {
+            .init = {{"proxy", true}, {"setup"}},
+            .app = {{"c1"}, {"c2"}, {"c3"}},
+            .sandboxes = {READY(0)},
+            .n_sandboxes = 1,
+            .stats = {{"c1", RUN}, {"c2", RUN}, {"c3", RUN}, {"proxy", RUN}, {"setup", EXITED}}};
+        build(&tc, &f);
+        f.pod.source = POD_SOURCE_API;
+        /* upstream's "net decrease" spec: c1 20 -> 25, c2 22 -> 17, c3 24 -> 19 */
+        set_resources(&f.app[0], 25, 25);
+        set_resources(&f.app[1], 17, 17);
+        set_resources(&f.app[2], 19, 19);
+        set_resources(&f.init[0], 10, 10); /* the sidecar: cpu up, memory kept */
+        json_t *actuated =
+            json_pack("{s:{s:{s:s,s:s},s:{s:s,s:s}}, s:{s:{s:s,s:s},s:{s:s,s:s}},"
+                      " s:{s:{s:s,s:s},s:{s:s,s:s}}, s:{s:{s:s,s:s},s:{s:s,s:s}}}",
+                      "c1", "limits", "cpu", "20m", "memory", "20Mi", "requests", "cpu", "20m",
+                      "memory", "20Mi", "c2", "limits", "cpu", "22m", "memory", "22Mi", "requests",
+                      "cpu", "22m", "memory", "22Mi", "c3", "limits", "cpu", "24m", "memory",
+                      "24Mi", "requests", "cpu", "24m", "memory", "24Mi", "proxy", "limits", "cpu",
+                      "5m", "memory", "10Mi", "requests", "cpu", "5m", "memory", "10Mi");
+        struct pod_actions a;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, actuated, &a);
+        assert_int_equal(a.n_containers_to_kill, 0);
+        assert_int_equal(a.n_containers_to_start, 0);
+        assert_int_equal(a.n_resizes, 4);
+        assert_false(a.update_pod_resources);
+        char order[128];
+        resize_order(&a, a.resize_memory, a.n_resize_memory, order, sizeof(order));
+        assert_string_equal(order, "c3,c2,c1");
+        resize_order(&a, a.resize_cpu, a.n_resize_cpu, order, sizeof(order));
+        assert_string_equal(order, "c3,c2,proxy,c1");
+        for (size_t i = 0; i < a.n_resizes; i++) {
+                const struct container_resize *r = &a.resizes[i];
+                /* the running instance's ID (the fixture's IDs are the names) */
+                assert_string_equal(r->container_id, r->c->name);
+                assert_int_equal(r->desired.cpu_limit, r->c->resources.limits.cpu_milli);
+                assert_int_equal(r->desired.memory_request, r->c->resources.requests.memory);
+        }
+        /* the sidecar comes first (init containers are looked at first) */
+        assert_string_equal(a.resizes[0].c->name, "proxy");
+        assert_int_equal(a.resizes[0].current.cpu_request, 5);
+        assert_int_equal(a.resizes[1].current.cpu_request, 20);
+        assert_int_equal(a.resizes[1].current.memory_limit, 20 << 20);
+        pod_actions_clear(&a);
+
+        /* RestartContainer for memory: c2 restarts with its new resources */
+        f.app[1].resize_memory = RESIZE_RESTART_CONTAINER;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, actuated, &a);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].name, "c2");
+        assert_string_equal(a.containers_to_kill[0].reason, KILL_REASON_RESIZE);
+        assert_int_equal(a.n_containers_to_start, 1);
+        assert_int_equal(a.containers_to_start[0], 1);
+        assert_true(a.update_pod_resources);
+        assert_int_equal(a.n_resizes, 3);
+        pod_actions_clear(&a);
+        /* ... a cpu-only policy does not restart for a memory change */
+        f.app[1].resize_memory = RESIZE_NOT_REQUIRED;
+        f.app[1].resize_cpu = RESIZE_RESTART_CONTAINER;
+        set_resources(&f.app[1], 22, 17);
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, actuated, &a);
+        assert_int_equal(a.n_containers_to_kill, 0);
+        assert_int_equal(a.n_resizes, 4);
+        pod_actions_clear(&a);
+
+        /* a static pod is never resized; nor without an actuated state */
+        f.pod.source = POD_SOURCE_FILE;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, actuated, &a);
+        assert_int_equal(a.n_resizes, 0);
+        pod_actions_clear(&a);
+        f.pod.source = POD_SOURCE_API;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, NULL, &a);
+        assert_int_equal(a.n_resizes, 0);
+        pod_actions_clear(&a);
+
+        /* a container that is not running starts with its resources */
+        f.stats[0].state = CONTAINER_STATE_EXITED;
+        kuberuntime_compute_pod_actions(&f.pod, &f.status, NULL, actuated, &a);
+        assert_int_equal(a.n_containers_to_start, 1);
+        assert_int_equal(a.n_resizes, 3);
+        pod_actions_clear(&a);
+        json_decref(actuated);
 }
 
 static void test_should_restart(void **state)
@@ -722,9 +834,8 @@ static void test_should_restart(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_table),
-            cmocka_unit_test(test_kill_names_the_instance),
-            cmocka_unit_test(test_null_status),
+            cmocka_unit_test(test_table),          cmocka_unit_test(test_kill_names_the_instance),
+            cmocka_unit_test(test_null_status),    cmocka_unit_test(test_resize),
             cmocka_unit_test(test_should_restart),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -417,6 +417,136 @@ static void test_container_status_fields(void **state)
         pod_unref(pod);
 }
 
+/* The pod with its containers' resources set (YAML-ish JSON strings). */
+static struct pod *make_resized_pod(const char *c1, const char *c2)
+{
+        json_t *obj = json_loads(c1, 0, NULL), *obj2 = json_loads(c2, 0, NULL);
+        assert_non_null(obj);
+        assert_non_null(obj2);
+        json_t *cs = containers_json("c1,c2");
+        json_object_set_new(json_array_get(cs, 0), "resources", obj);
+        json_object_set_new(json_array_get(cs, 1), "resources", obj2);
+        json_t *p =
+            json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:I}, s:{s:o}}", "apiVersion", "v1", "kind",
+                      "Pod", "metadata", "name", "web", "namespace", "default", "uid", "uid-1",
+                      "generation", (json_int_t)2, "spec", "containers", cs);
+        struct pod *pod = test_pod_object(p);
+        json_decref(p);
+        return pod;
+}
+
+static const char *res_str(const json_t *cs, const char *key, const char *list, const char *name)
+{
+        return json_string_value(
+            json_object_get(json_object_get(json_object_get(cs, key), list), name));
+}
+
+/* resources (upstream convertContainerStatusResources) and
+ * allocatedResources of an in-place resize: a running container reports
+ * what its runtime was given (1m and 2m both give 2 shares, 5m and 10m a
+ * 1000 us quota: the allocated value stays then), a stopped one its
+ * allocation; the resize conditions are reported as they were set. */
+static void test_resize_resources_and_conditions(void **state)
+{
+        (void)state;
+        /* allocated: c1 1m/5m (equivalent to what runs), c2 25m/35m, 25Mi
+         * (what runs: 20m, no cpu limit, 20Mi) */
+        struct pod *pod =
+            make_resized_pod("{\"requests\": {\"cpu\": \"1m\"}, \"limits\": {\"cpu\": \"5m\"}}",
+                             "{\"requests\": {\"cpu\": \"25m\", \"memory\": \"25Mi\"}, \"limits\": "
+                             "{\"cpu\": \"35m\", \"memory\": \"25Mi\"}}");
+        json_t *actuated =
+            json_loads("{\"c1\": {\"requests\": {\"cpu\": \"2m\"}, \"limits\": {\"cpu\": \"10m\"}},"
+                       " \"c2\": {\"requests\": {\"cpu\": \"20m\", \"memory\": \"20Mi\"},"
+                       " \"limits\": {\"memory\": \"20Mi\"}}}",
+                       0, NULL);
+        assert_non_null(actuated);
+        json_t *conds = json_loads("[{\"type\": \"PodResizeInProgress\", \"status\": \"True\","
+                                   " \"observedGeneration\": 2, \"lastProbeTime\":"
+                                   " \"2023-11-14T22:13:21Z\", \"lastTransitionTime\":"
+                                   " \"2023-11-14T22:13:21Z\"}]",
+                                   0, NULL);
+        struct runtime_fixture f;
+        const struct rc_spec rcs[] = {{"c1", R}, {"c2", R}, {0}};
+        const struct runtime_pod_status *rt = make_runtime(&f, rcs, true);
+        /* what the runtime reports (CRI ContainerStatus.resources): c1
+         * the minimum shares and quota, c2 20m, no quota, 20Mi */
+        f.cs[0].resources = (struct runtime_container_resources){
+            .reported = true, .cpu_period = 100000, .cpu_quota = 1000, .cpu_shares = 2};
+        f.cs[1].resources = (struct runtime_container_resources){.reported = true,
+                                                                 .cpu_period = 100000,
+                                                                 .cpu_quota = -1,
+                                                                 .cpu_shares = 20,
+                                                                 .memory_limit = 20 << 20};
+        struct status_input in = {
+            .pod = pod,
+            .runtime = rt,
+            .runtime_name = "containerd",
+            .actuated = actuated,
+            .resize_conditions = conds,
+            .now_ns = T0 + 100 * SEC,
+        };
+        json_t *s = status_generate(&in);
+        const json_t *c1 = cstatus(s, "c1"), *c2 = cstatus(s, "c2");
+        assert_string_equal(res_str(c1, "resources", "requests", "cpu"), "1m");
+        assert_string_equal(res_str(c1, "resources", "limits", "cpu"), "5m");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(c1, "allocatedResources"), "cpu")),
+            "1m");
+        /* c2: cpu request and memory limit as they run, the memory request
+         * (no cgroup holds one) from the actuated state; the cpu limit it
+         * does not have yet stays the allocated one (none reported) */
+        assert_string_equal(res_str(c2, "resources", "requests", "cpu"), "20m");
+        assert_string_equal(res_str(c2, "resources", "requests", "memory"), "20Mi");
+        assert_string_equal(res_str(c2, "resources", "limits", "memory"), "20Mi");
+        assert_string_equal(res_str(c2, "resources", "limits", "cpu"), "35m");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(c2, "allocatedResources"), "memory")),
+            "25Mi");
+        /* the condition as set, its times its own, before the kubelet's */
+        const json_t *ip = cond(s, "PodResizeInProgress");
+        assert_non_null(ip);
+        assert_string_equal(str(ip, "lastTransitionTime"), "2023-11-14T22:13:21Z");
+        assert_int_equal(json_integer_value(json_object_get(ip, "observedGeneration")), 2);
+        assert_string_equal(str(json_array_get(json_object_get(s, "conditions"), 0), "type"),
+                            "PodResizeInProgress");
+        json_decref(s);
+
+        /* stopped: the allocation, whatever ran */
+        f.cs[1].state = CONTAINER_STATE_EXITED;
+        f.cs[1].finished_at = T0 + 3 * SEC;
+        s = status_generate(&in);
+        c2 = cstatus(s, "c2");
+        assert_string_equal(res_str(c2, "resources", "requests", "cpu"), "25m");
+        assert_string_equal(res_str(c2, "resources", "limits", "memory"), "25Mi");
+        json_decref(s);
+
+        /* a runtime that reports nothing: the actuated state stands in */
+        f.cs[1].state = CONTAINER_STATE_RUNNING;
+        f.cs[0].resources.reported = false;
+        f.cs[1].resources.reported = false;
+        s = status_generate(&in);
+        c1 = cstatus(s, "c1");
+        c2 = cstatus(s, "c2");
+        assert_string_equal(res_str(c1, "resources", "requests", "cpu"), "1m");
+        assert_string_equal(res_str(c1, "resources", "limits", "cpu"), "5m");
+        assert_string_equal(res_str(c2, "resources", "requests", "cpu"), "20m");
+        assert_string_equal(res_str(c2, "resources", "limits", "memory"), "20Mi");
+        json_decref(s);
+
+        /* neither: the allocation */
+        in.actuated = NULL;
+        in.resize_conditions = NULL;
+        s = status_generate(&in);
+        c2 = cstatus(s, "c2");
+        assert_string_equal(res_str(c2, "resources", "requests", "cpu"), "25m");
+        assert_null(find_by(json_object_get(s, "conditions"), "type", "PodResizeInProgress"));
+        json_decref(s);
+        json_decref(conds);
+        json_decref(actuated);
+        pod_unref(pod);
+}
+
 static void test_default_waiting_reasons(void **state)
 {
         (void)state;
@@ -687,6 +817,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_phase_table),
             cmocka_unit_test(test_container_status_fields),
+            cmocka_unit_test(test_resize_resources_and_conditions),
             cmocka_unit_test(test_default_waiting_reasons),
             cmocka_unit_test(test_ephemeral_container_statuses),
             cmocka_unit_test(test_transition_times_and_start_time),
