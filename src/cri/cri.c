@@ -10,7 +10,7 @@
  */
 #include "cri/cri.h"
 #include "cri/cri_internal.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "metrics/kubelet_metrics.h"
 #include "util/fsutil.h"
 #include "util/cleanup.h"

@@ -9,7 +9,7 @@
  */
 #include "cri/cri.h"
 #include "cri/cri_internal.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "util/xalloc.h"
 
 static const char runtime_service[] = "RuntimeService";

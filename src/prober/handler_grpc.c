@@ -12,7 +12,7 @@
  */
 #include "prober/prober_internal.h"
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 

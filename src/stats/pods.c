@@ -13,7 +13,7 @@
  */
 #include "stats/stats_internal.h"
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"

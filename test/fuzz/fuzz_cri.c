@@ -11,7 +11,7 @@
  * (prober_run_handler), and the other calls directly.
  *
  * The transport is faked at the module boundary: this file defines the
- * functions of cri/grpc_conn.c (grpc.h), so the linker takes them instead
+ * functions of grpc/grpc_conn.c (grpc.h), so the linker takes them instead
  * of that archive member, and each unary call answers with the next record
  * of the input:
  *
@@ -30,7 +30,7 @@
  */
 #include "api/decode.h"
 #include "cri/cri.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "kuberuntime/compute.h"
 #include "kuberuntime/runtime.h"
 #include "kuberuntime/runtime_internal.h"
@@ -101,7 +101,7 @@ static void write_files(void)
         }
 }
 
-/* ---- the fake transport (cri/grpc_conn.c) ---- */
+/* ---- the fake transport (grpc/grpc_conn.c) ---- */
 
 struct grpc_conn {
         int unused;

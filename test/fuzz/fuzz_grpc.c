@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The response side of the gRPC transport (cri/grpc_frame.c): headers and
+ * The response side of the gRPC transport (grpc/grpc_frame.c): headers and
  * trailers, DATA reassembly, message prefixes, grpc-message decoding and the
  * final status, driven by a small script in the fuzz input:
  *
@@ -10,7 +10,7 @@
  *
  * The whole input also goes through the stand-alone parsers.
  */
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cri/cri.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "fake_grpc_server.h"
 
 #include <stdlib.h>

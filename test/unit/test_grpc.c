@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The byte-level half of the gRPC transport (cri/grpc_frame.c): message
+/* The byte-level half of the gRPC transport (grpc/grpc_frame.c): message
  * prefixes, grpc-timeout, grpc-message decoding and how what a server sent
  * maps to the outcome of a call (grpc/doc/PROTOCOL-HTTP2.md). */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The gRPC connection (cri/grpc_conn.c) against an in-process nghttp2 server
+/* The gRPC connection (grpc/grpc_conn.c) against an in-process nghttp2 server
  * on a unix socket: what a caller sees for answers, errors, silence,
  * dropped connections and exhausted stream ids. */
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include "util/fsutil.h"
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "fake_grpc_server.h"
 
 #include <errno.h>
@@ -27,7 +27,8 @@ struct plan {
         size_t chunk;
         bool close_after, goaway_after, abandon_after;
         bool compressed, oversized;
-        size_t big_reply; /* > 0: answer with this many bytes instead of the echo */
+        size_t big_reply;    /* > 0: answer with this many bytes instead of the echo */
+        int stream_messages; /* > 0: answer with this many messages "m0", "m1"... */
 };
 
 static void handler(struct fake_server *s, const struct fake_request *req, struct fake_reply *reply)
@@ -51,6 +52,19 @@ static void handler(struct fake_server *s, const struct fake_request *req, struc
                 } else {
                         grpc_write_message_prefix(reply->body, GRPC_MAX_MESSAGE_SIZE + 1);
                 }
+                return;
+        }
+        if (p->stream_messages > 0) {
+                /* a server stream: several framed messages in one response */
+                reply->body = calloc((size_t)p->stream_messages, GRPC_PREFIX_SIZE + 2);
+                for (int i = 0; i < p->stream_messages; i++) {
+                        uint8_t *m = reply->body + (size_t)i * (GRPC_PREFIX_SIZE + 2);
+                        grpc_write_message_prefix(m, 2);
+                        m[GRPC_PREFIX_SIZE] = 'm';
+                        m[GRPC_PREFIX_SIZE + 1] = (uint8_t)('0' + i);
+                }
+                reply->body_len = (size_t)p->stream_messages * (GRPC_PREFIX_SIZE + 2);
+                reply->raw_body = true;
                 return;
         }
         if (p->big_reply > 0) {
@@ -338,6 +352,72 @@ static void test_connect_failure(void **state)
         grpc_conn_free(c);
 }
 
+/* A server-streaming call: each message as it comes, then how the stream
+ * ended: cleanly (code OK) or with the server's status. */
+static void test_server_stream(void **state)
+{
+        struct fixture *f = *state;
+        f->plan.stream_messages = 3;
+        ck_error_t err = NULL;
+        if (grpc_stream_start(f->conn, "/v1beta1.DevicePlugin/ListAndWatch", NULL, 0, &err) < 0)
+                fail_msg("start: %s", ck_error_msg(err));
+        for (int i = 0; i < 3; i++) {
+                uint8_t *msg = NULL;
+                size_t len = 0;
+                int r = grpc_stream_recv(f->conn, 5000, &msg, &len, &err);
+                if (r != 1)
+                        fail_msg("message %d: r=%d %s", i, r, err ? ck_error_msg(err) : "");
+                assert_int_equal(len, 2);
+                assert_int_equal(msg[1], '0' + i);
+                free(msg);
+        }
+        uint8_t *msg = NULL;
+        size_t len = 0;
+        assert_int_equal(grpc_stream_recv(f->conn, 5000, &msg, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_OK);
+        ck_error_release(&err);
+        pthread_mutex_lock(&f->server->lock);
+        assert_string_equal(f->server->last_path, "/v1beta1.DevicePlugin/ListAndWatch");
+        assert_string_equal(f->server->last_timeout, ""); /* no deadline */
+        pthread_mutex_unlock(&f->server->lock);
+
+        /* an error status ends it, after the messages before it */
+        f->plan.stream_messages = 1;
+        f->plan.grpc_status = GRPC_UNKNOWN;
+        f->plan.grpc_message = "ListAndWatch failed";
+        assert_int_equal(grpc_stream_start(f->conn, "/x.Y/Z", NULL, 0, &err), 0);
+        assert_int_equal(grpc_stream_recv(f->conn, 5000, &msg, &len, &err), 1);
+        free(msg);
+        assert_int_equal(grpc_stream_recv(f->conn, 5000, &msg, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_UNKNOWN);
+        assert_string_equal(ck_error_msg(err), "rpc error 2: ListAndWatch failed");
+        ck_error_release(&err);
+
+        /* a stream given up: the connection goes with it, the next call
+         * opens another */
+        f->plan.grpc_status = 0;
+        f->plan.grpc_message = NULL;
+        assert_int_equal(grpc_stream_start(f->conn, "/x.Y/Z", NULL, 0, &err), 0);
+        grpc_stream_cancel(f->conn);
+        assert_false(grpc_conn_is_connected(f->conn));
+        f->plan.stream_messages = 0;
+        call_ok(f, "after the stream");
+}
+
+/* Dialing a socket that appears later: retried until it does. */
+static void test_dial_waits_for_the_socket(void **state)
+{
+        (void)state;
+        struct grpc_conn *c = grpc_conn_new("/nonexistent-dir/none.sock");
+        ck_error_t err = NULL;
+        int64_t start = fs_now_mono_ms();
+        assert_int_equal(grpc_conn_dial(c, 500, &err), -1);
+        assert_int_equal(err->code, GRPC_DEADLINE_EXCEEDED);
+        assert_true(fs_now_mono_ms() - start >= 300);
+        ck_error_release(&err);
+        grpc_conn_free(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -359,6 +439,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_stream_ids_exhausted_means_reconnect, setup,
                                             teardown),
             cmocka_unit_test(test_connect_failure),
+            cmocka_unit_test_setup_teardown(test_server_stream, setup, teardown),
+            cmocka_unit_test(test_dial_waits_for_the_socket),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

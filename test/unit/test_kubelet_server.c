@@ -27,7 +27,7 @@
 #include "config/configz.h"
 #include "config/kubeletconfig.h"
 #include "cri/cri.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "kubelet/kubelet_server.h"
 #include "kubelet/status_store.h"
 #include "util/log.h"

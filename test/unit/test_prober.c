@@ -13,7 +13,7 @@
 
 #include "api/decode.h"
 #include "cri/cri.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "prober/prober.h"
 
 #include "fake_grpc_server.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A minimal gRPC client: unary calls over HTTP/2 (h2c, prior knowledge) on a
- * unix socket, the transport of the CRI client (or over TCP, for the gRPC
- * health probes).
+ * A minimal gRPC client: unary and server-streaming calls over HTTP/2 (h2c,
+ * prior knowledge) on a unix socket, the transport of the CRI client and of
+ * the device plugins (or over TCP, for the gRPC health probes).
  *
  * Two halves:
  *  - grpc_frame.c: pure functions over bytes and strings (the 5-byte message
@@ -16,8 +16,8 @@
  * err->code; transport failures (connect, EOF) carry UNAVAILABLE (14) and the
  * errno in err->status.
  */
-#ifndef CK_CRI_GRPC_H
-#define CK_CRI_GRPC_H
+#ifndef CK_GRPC_GRPC_H
+#define CK_GRPC_GRPC_H
 
 #include "util/error.h"
 
@@ -75,15 +75,30 @@ int grpc_parse_timeout(const char *s, size_t len, int64_t *timeout_ms, ck_error_
  * are (the gRPC spec: never drop a status message).  Returns a new string. */
 char *grpc_percent_decode(const char *s, size_t len);
 
+/* Percent-encodes a grpc-message value: bytes outside 0x20..0x7e, and '%'.
+ * Returns a new string. */
+char *grpc_percent_encode(const char *s);
+
+/* Go's name of a code (codes.Code.String(): "Unknown", "Unavailable"...),
+ * for messages in grpc-go's words ("rpc error: code = Unknown desc = ..."). */
+const char *grpc_code_name(int code);
+
 /* The gRPC code for an HTTP status that is not 200 (grpc/doc/http-grpc-status-mapping.md). */
 int grpc_code_from_http_status(int http_status);
 
 /* The gRPC code for a stream reset with this HTTP/2 error code. */
 int grpc_code_from_h2_error(uint32_t h2_error);
 
-/* The response of one unary call, assembled from what the peer sends. */
+struct grpc_message {
+        uint8_t *data;
+        uint32_t len;
+};
+
+/* The response of one call, assembled from what the peer sends: one
+ * message (unary) or a queue of them (a server-streaming call). */
 struct grpc_response {
         uint32_t max_message;
+        bool streaming;   /* messages are queued, any number of them */
         int http_status;  /* 0 until :status was seen */
         bool have_status; /* grpc-status was seen */
         int status;       /* grpc-status */
@@ -91,14 +106,26 @@ struct grpc_response {
         bool bad_content_type;
         uint8_t prefix[GRPC_PREFIX_SIZE];
         size_t prefix_len;
-        uint8_t *body;     /* the message being reassembled / complete; owned */
-        uint32_t body_len; /* its length from the prefix */
-        uint32_t body_got; /* bytes received so far */
-        bool have_message; /* one complete message received */
+        uint8_t *body;              /* the message being reassembled / complete; owned */
+        uint32_t body_len;          /* its length from the prefix */
+        uint32_t body_got;          /* bytes received so far */
+        bool have_message;          /* one complete message received */
+        struct grpc_message *queue; /* streaming: complete messages not yet taken */
+        size_t q_head, q_len, q_cap;
 };
 
 void grpc_response_init(struct grpc_response *r, uint32_t max_message);
+/* For a server-streaming call. */
+void grpc_response_init_stream(struct grpc_response *r, uint32_t max_message);
 void grpc_response_free(struct grpc_response *r);
+
+/* Streaming: the oldest complete message not yet taken (*msg: free()), or
+ * false. */
+bool grpc_response_take(struct grpc_response *r, uint8_t **msg, size_t *msg_len);
+
+/* Streaming: how the stream ended.  0: the server ended it with status OK
+ * (and no message was cut); < 0 with the status as for a unary call. */
+int grpc_response_stream_end(const struct grpc_response *r, ck_error_t *err);
 
 /* One header field of the response headers or trailers (both go here: a
  * "trailers-only" response carries grpc-status in its only HEADERS block).
@@ -146,6 +173,28 @@ void grpc_conn_free(struct grpc_conn *c);
  * Thread: one call at a time per connection (the caller owns it). */
 int grpc_unary(struct grpc_conn *c, const char *path, const uint8_t *req, size_t req_len,
                int64_t timeout_ms, uint8_t **resp, size_t *resp_len, ck_error_t *err);
+
+/* Connects now, when not connected, retrying a socket that does not exist
+ * yet or refuses (as grpc-go's blocking dial) until timeout_ms passed.
+ * Errors: "failed to dial: <cause>" with UNAVAILABLE, or DEADLINE_EXCEEDED. */
+int grpc_conn_dial(struct grpc_conn *c, int64_t timeout_ms, ck_error_t *err);
+
+/* A server-streaming call: sends the request and returns; the connection
+ * then serves this stream alone until it ends or is cancelled (no unary
+ * call meanwhile).  No deadline: the stream lasts as long as the server
+ * keeps it. */
+int grpc_stream_start(struct grpc_conn *c, const char *path, const uint8_t *req, size_t req_len,
+                      ck_error_t *err);
+
+/* The next message of the stream: 1 with *msg (free()), 0 when none came
+ * within timeout_ms (< 0: wait as long as it takes), -1 when the stream
+ * ended: err says how, code GRPC_OK when the server ended it cleanly.
+ * While waiting, flow control windows are replenished and PINGs answered. */
+int grpc_stream_recv(struct grpc_conn *c, int64_t timeout_ms, uint8_t **msg, size_t *msg_len,
+                     ck_error_t *err);
+
+/* Cancels the stream in flight (RST_STREAM) and closes the connection. */
+void grpc_stream_cancel(struct grpc_conn *c);
 
 /* Whether the connection is currently open (for tests and diagnostics). */
 bool grpc_conn_is_connected(const struct grpc_conn *c);

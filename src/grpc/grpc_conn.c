@@ -14,7 +14,7 @@
  * connection broke before any byte of this call was written, or the server
  * refused the stream (REFUSED_STREAM, or GOAWAY below our stream id).
  */
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "util/fsutil.h"
 #include "util/netutil.h"
 #include "util/cleanup.h"
@@ -56,9 +56,11 @@ struct grpc_conn {
         uint8_t *out;
         size_t out_len, out_off, out_cap;
         size_t call_bytes_written; /* bytes written to the socket by the current call */
+        uint8_t *stream_body;      /* a streaming call's request (prefix + message) */
 
         /* The call in flight. */
         int32_t stream_id;
+        bool streaming; /* a server-streaming call: messages queue in resp */
         bool stream_closed;
         uint32_t close_error; /* HTTP/2 error code the stream closed with */
         struct grpc_response resp;
@@ -205,6 +207,7 @@ void grpc_conn_free(struct grpc_conn *c)
         conn_close(c);
         grpc_response_free(&c->resp);
         ck_error_release(&c->call_err);
+        free(c->stream_body);
         free(c->out);
         free(c->path);
         free(c->tcp_host);
@@ -375,17 +378,24 @@ static int move_error(ck_error_t *to, ck_error_t *from)
         return -1;
 }
 
-/* Drives the connection until the current stream is closed (PUMP_DONE), the
- * deadline passed (PUMP_TIMEOUT) or the connection broke (< 0).  The stream
- * may close while we write (our RST_STREAM) or just before the server
- * closes the connection: the call's outcome is then known, and an I/O error
- * after it does not matter. */
+/* Whether the call in flight needs the pump no longer: its stream closed,
+ * or (streaming) a message is there to take. */
+static bool call_ready(const struct grpc_conn *c)
+{
+        return c->stream_closed || (c->streaming && c->resp.q_head < c->resp.q_len);
+}
+
+/* Drives the connection until the current stream is closed, or a streamed
+ * message arrived (PUMP_DONE), the deadline passed (PUMP_TIMEOUT) or the
+ * connection broke (< 0).  The stream may close while we write (our
+ * RST_STREAM) or just before the server closes the connection: the call's
+ * outcome is then known, and an I/O error after it does not matter. */
 static int conn_pump(struct grpc_conn *c, int64_t deadline, ck_error_t *err)
 {
         for (;;) {
                 cleanup_error ck_error_t io_err = NULL;
                 int r = conn_flush(c, &io_err);
-                if (c->stream_closed)
+                if (call_ready(c))
                         return PUMP_DONE;
                 if (r < 0)
                         return move_error(err, &io_err);
@@ -407,7 +417,7 @@ static int conn_pump(struct grpc_conn *c, int64_t deadline, ck_error_t *err)
                 if (n < 0 && errno != EINTR)
                         return transport_error(err, errno, "poll");
                 if (n > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) &&
-                    conn_read(c, &io_err) < 0 && !c->stream_closed)
+                    conn_read(c, &io_err) < 0 && !call_ready(c))
                         return move_error(err, &io_err);
         }
 }
@@ -538,4 +548,138 @@ int grpc_unary(struct grpc_conn *c, const char *path, const uint8_t *req, size_t
         }
         c->body = NULL;
         return ret < 0 ? -1 : 0;
+}
+
+/* ---- dialing and server-streaming calls ---- */
+
+int grpc_conn_dial(struct grpc_conn *c, int64_t timeout_ms, ck_error_t *err)
+{
+        conn_check_idle(c);
+        if (c->session != NULL)
+                return 0;
+        int64_t deadline = fs_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        for (;;) {
+                cleanup_error ck_error_t e = NULL;
+                if (conn_open(c, deadline, &e) == 0)
+                        return 0;
+                /* a server not listening yet: as grpc-go's blocking dial,
+                 * try again until the deadline */
+                int st = e ? e->status : 0;
+                bool again = st == ENOENT || st == ECONNREFUSED || st == EAGAIN;
+                if (!again)
+                        return ck_error_make_code(err, GRPC_UNAVAILABLE, "failed to dial: %s",
+                                                  ck_error_msg(e));
+                if (fs_now_mono_ms() + 100 >= deadline)
+                        return ck_error_make_code(err, GRPC_DEADLINE_EXCEEDED,
+                                                  "failed to dial: context deadline exceeded "
+                                                  "(last: %s)",
+                                                  ck_error_msg(e));
+                poll(NULL, 0, 100);
+        }
+}
+
+int grpc_stream_start(struct grpc_conn *c, const char *path, const uint8_t *req, size_t req_len,
+                      ck_error_t *err)
+{
+        if (req_len > GRPC_MAX_MESSAGE_SIZE)
+                return ck_error_make_code(err, GRPC_RESOURCE_EXHAUSTED,
+                                          "rpc error %d: request of %zu bytes too large",
+                                          GRPC_RESOURCE_EXHAUSTED, req_len);
+        conn_check_idle(c);
+        if (c->session == NULL && conn_open(c, 0, err) < 0)
+                return -1;
+        free(c->stream_body);
+        c->stream_body = xmalloc(GRPC_PREFIX_SIZE + req_len);
+        grpc_write_message_prefix(c->stream_body, (uint32_t)req_len);
+        if (req_len > 0)
+                memcpy(c->stream_body + GRPC_PREFIX_SIZE, req, req_len);
+        c->body = c->stream_body;
+        c->body_len = GRPC_PREFIX_SIZE + req_len;
+        c->body_off = 0;
+
+        nghttp2_nv hdrs[] = {
+            NV(":method", "POST"),
+            NV(":scheme", "http"),
+            NV(":path", path),
+            NV(":authority", c->authority),
+            NV("content-type", "application/grpc"),
+            NV("te", "trailers"),
+            NV("user-agent", c->user_agent),
+        };
+        nghttp2_data_provider prd = {.read_callback = read_body};
+        grpc_response_free(&c->resp);
+        grpc_response_init_stream(&c->resp, GRPC_MAX_MESSAGE_SIZE);
+        c->stream_closed = false;
+        c->close_error = 0;
+        c->call_bytes_written = 0;
+        c->streaming = true;
+        int32_t id = nghttp2_submit_request(c->session, NULL, hdrs, ARRAY_SIZE(hdrs), &prd, NULL);
+        if (id < 0) {
+                c->streaming = false;
+                conn_close(c);
+                return transport_error(err, 0, "submit request: %s", nghttp2_strerror(id));
+        }
+        c->stream_id = id;
+        cleanup_error ck_error_t io_err = NULL;
+        if (conn_flush(c, &io_err) < 0) {
+                grpc_stream_cancel(c);
+                return move_error(err, &io_err);
+        }
+        return 0;
+}
+
+int grpc_stream_recv(struct grpc_conn *c, int64_t timeout_ms, uint8_t **msg, size_t *msg_len,
+                     ck_error_t *err)
+{
+        if (!c->streaming)
+                return ck_error_make_code(err, GRPC_INTERNAL, "rpc error %d: no stream",
+                                          GRPC_INTERNAL);
+        if (grpc_response_take(&c->resp, msg, msg_len))
+                return 1;
+        if (!c->stream_closed && c->session != NULL) {
+                int64_t deadline = timeout_ms >= 0 ? fs_now_mono_ms() + timeout_ms : 0;
+                if (timeout_ms == 0)
+                        deadline = fs_now_mono_ms(); /* poll once */
+                cleanup_error ck_error_t io_err = NULL;
+                int r = conn_pump(c, deadline, &io_err);
+                if (grpc_response_take(&c->resp, msg, msg_len))
+                        return 1;
+                if (r == PUMP_TIMEOUT)
+                        return 0;
+                if (r < 0) { /* the connection broke under the stream */
+                        c->streaming = false;
+                        c->stream_id = -1;
+                        conn_close(c);
+                        return move_error(err, &io_err);
+                }
+        }
+        /* closed: by the server's trailers, or reset */
+        if (c->close_error != NGHTTP2_NO_ERROR && !c->resp.have_status) {
+                int code = grpc_code_from_h2_error(c->close_error);
+                ck_error_make_code(err, code,
+                                   "rpc error %d: stream reset by the server (HTTP/2 error code "
+                                   "0x%x)",
+                                   code, c->close_error);
+        } else if (grpc_response_stream_end(&c->resp, err) == 0) {
+                ck_error_make_code(err, GRPC_OK, "stream ended by the server");
+        }
+        c->streaming = false;
+        c->stream_id = -1;
+        if (c->dead)
+                conn_close(c);
+        return -1;
+}
+
+void grpc_stream_cancel(struct grpc_conn *c)
+{
+        if (c->session != NULL && c->stream_id > 0 && !c->stream_closed) {
+                nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, c->stream_id,
+                                          NGHTTP2_CANCEL);
+                cleanup_error ck_error_t ignored = NULL;
+                conn_flush(c, &ignored);
+        }
+        c->streaming = false;
+        c->stream_id = -1;
+        c->body = NULL;
+        conn_close(c);
 }

@@ -4,7 +4,7 @@
  * length-prefixed message framing, grpc-timeout, grpc-message and the mapping
  * of what a response carried to a gRPC status.  No I/O here.
  */
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -133,6 +133,53 @@ char *grpc_percent_decode(const char *s, size_t len)
         return out;
 }
 
+char *grpc_percent_encode(const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        size_t n = strlen(s);
+        char *out = xmalloc(n * 3 + 1);
+        size_t o = 0;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c >= 0x20 && c <= 0x7e && c != '%') {
+                        out[o++] = (char)c;
+                        continue;
+                }
+                out[o++] = '%';
+                out[o++] = hex[c >> 4];
+                out[o++] = hex[c & 0xf];
+        }
+        out[o] = '\0';
+        return out;
+}
+
+const char *grpc_code_name(int code)
+{
+        /* Go's codes.Code.String() */
+        static const char *const names[] = {
+            "OK",
+            "Canceled",
+            "Unknown",
+            "InvalidArgument",
+            "DeadlineExceeded",
+            "NotFound",
+            "AlreadyExists",
+            "PermissionDenied",
+            "ResourceExhausted",
+            "FailedPrecondition",
+            "Aborted",
+            "OutOfRange",
+            "Unimplemented",
+            "Internal",
+            "Unavailable",
+            "DataLoss",
+            "Unauthenticated",
+        };
+        if (code >= 0 && (size_t)code < sizeof(names) / sizeof(names[0]))
+                return names[code];
+        return "Unknown";
+}
+
 int grpc_code_from_http_status(int http_status)
 {
         switch (http_status) {
@@ -176,11 +223,43 @@ void grpc_response_init(struct grpc_response *r, uint32_t max_message)
         r->max_message = max_message;
 }
 
+void grpc_response_init_stream(struct grpc_response *r, uint32_t max_message)
+{
+        grpc_response_init(r, max_message);
+        r->streaming = true;
+}
+
 void grpc_response_free(struct grpc_response *r)
 {
         free(r->message);
         free(r->body);
+        for (size_t i = r->q_head; i < r->q_len; i++)
+                free(r->queue[i].data);
+        free(r->queue);
         memset(r, 0, sizeof(*r));
+}
+
+bool grpc_response_take(struct grpc_response *r, uint8_t **msg, size_t *msg_len)
+{
+        if (r->q_head == r->q_len)
+                return false;
+        *msg = r->queue[r->q_head].data;
+        *msg_len = r->queue[r->q_head].len;
+        if (++r->q_head == r->q_len)
+                r->q_head = r->q_len = 0;
+        return true;
+}
+
+/* A streamed message is complete: queue it. */
+static void queue_message(struct grpc_response *r)
+{
+        if (r->q_len == r->q_cap) {
+                r->q_cap = r->q_cap ? r->q_cap * 2 : 4;
+                r->queue = xrealloc(r->queue, r->q_cap * sizeof(*r->queue));
+        }
+        r->queue[r->q_len++] = (struct grpc_message){.data = r->body, .len = r->body_len};
+        r->body = NULL;
+        r->body_len = r->body_got = 0;
 }
 
 static bool header_is(const char *name, size_t len, const char *want)
@@ -242,7 +321,7 @@ int grpc_response_on_data(struct grpc_response *r, const uint8_t *data, size_t l
                         len -= n;
                         if (r->prefix_len < GRPC_PREFIX_SIZE)
                                 break;
-                        if (r->have_message)
+                        if (r->have_message && !r->streaming)
                                 return ck_error_make_code(
                                     err, GRPC_INTERNAL,
                                     "rpc error %d: more than one message in a unary response",
@@ -267,12 +346,17 @@ int grpc_response_on_data(struct grpc_response *r, const uint8_t *data, size_t l
                 if (r->body_got == r->body_len) {
                         r->have_message = true;
                         r->prefix_len = 0;
+                        if (r->streaming)
+                                queue_message(r);
                 }
         }
         return 0;
 }
 
-int grpc_response_finish(struct grpc_response *r, uint8_t **msg, size_t *msg_len, ck_error_t *err)
+/* The checks of a stream's end common to unary calls and streams: headers,
+ * grpc-status, content-type, a cut message.  0 when the server ended it
+ * with status OK. */
+static int check_end(const struct grpc_response *r, ck_error_t *err)
 {
         const char *m = r->message && r->message[0] ? r->message : "(no message)";
         if (r->http_status == 0)
@@ -297,9 +381,21 @@ int grpc_response_finish(struct grpc_response *r, uint8_t **msg, size_t *msg_len
                 return ck_error_make_code(err, GRPC_INTERNAL,
                                           "rpc error %d: unexpected content-type in response",
                                           GRPC_INTERNAL);
-        if (r->prefix_len > 0)
+        if (r->prefix_len > 0 || (r->streaming && r->body != NULL))
                 return ck_error_make_code(
                     err, GRPC_INTERNAL, "rpc error %d: response message truncated", GRPC_INTERNAL);
+        return 0;
+}
+
+int grpc_response_stream_end(const struct grpc_response *r, ck_error_t *err)
+{
+        return check_end(r, err);
+}
+
+int grpc_response_finish(struct grpc_response *r, uint8_t **msg, size_t *msg_len, ck_error_t *err)
+{
+        if (check_end(r, err) < 0)
+                return -1;
         if (!r->have_message)
                 return ck_error_make_code(
                     err, GRPC_INTERNAL, "rpc error %d: response without a message", GRPC_INTERNAL);

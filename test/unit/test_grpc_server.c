@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The gRPC server (grpc/grpc_server.c) on a unix socket, called by the
+ * project's own client (grpc/grpc_conn.c): answers, errors in grpc-go's
+ * words, unknown methods, oversized requests, the client's deadline, many
+ * connections at once, and a stop with a client still connected. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "grpc/grpc.h"
+#include "grpc/grpc_server.h"
+#include "util/cleanup.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static atomic_llong last_timeout_ms;
+
+/* Echoes the request reversed. */
+static int echo(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms, uint8_t **resp,
+                size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)err;
+        atomic_store(&last_timeout_ms, timeout_ms);
+        *resp = req_len ? xmalloc(req_len) : NULL;
+        for (size_t i = 0; i < req_len; i++)
+                (*resp)[i] = req[req_len - 1 - i];
+        *resp_len = req_len;
+        return 0;
+}
+
+static int plain_error(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms, uint8_t **resp,
+                size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)timeout_ms;
+        (void)resp;
+        (void)resp_len;
+        /* a plain error (code 0): UNKNOWN, as grpc-go makes of it */
+        return ck_error_make(err, 0, "failed to get device plugin options: 100%% sure\nnewline");
+}
+
+static int not_found(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms,
+                     uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)timeout_ms;
+        (void)resp;
+        (void)resp_len;
+        return ck_error_make_code(err, GRPC_NOT_FOUND, "no such thing");
+}
+
+static atomic_int watchers_running, watchers_done;
+
+/* Three messages "w0".."w2", then an error. */
+static int watch_then_fail(void *ctx, const uint8_t *req, size_t req_len,
+                           struct grpc_server_stream *s, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        for (int i = 0; i < 3; i++) {
+                uint8_t m[2] = {'w', (uint8_t)('0' + i)};
+                if (grpc_server_stream_send(s, m, 2) < 0)
+                        return 0;
+        }
+        return ck_error_make(err, 0, "ListAndWatch failed");
+}
+
+/* One message, then as long as the client stays. */
+static int watch_forever(void *ctx, const uint8_t *req, size_t req_len,
+                         struct grpc_server_stream *s, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)err;
+        atomic_fetch_add(&watchers_running, 1);
+        grpc_server_stream_send(s, (const uint8_t *)"hi", 2);
+        while (grpc_server_stream_alive(s, 50))
+                ;
+        atomic_fetch_add(&watchers_done, 1);
+        return 0;
+}
+
+static const struct grpc_method methods[] = {
+    {"/test.Svc/Echo", echo, NULL, NULL},
+    {"/test.Svc/Fail", plain_error, NULL, NULL},
+    {"/test.Svc/NotFound", not_found, NULL, NULL},
+    {"/test.Svc/Watch", NULL, watch_then_fail, NULL},
+    {"/test.Svc/WatchForever", NULL, watch_forever, NULL},
+};
+
+struct fixture {
+        char dir[64];
+        char path[128];
+        struct grpc_server *server;
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+        snprintf(f->dir, sizeof(f->dir), "/tmp/ck-grpcsrv-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
+        ck_error_t err = NULL;
+        if (grpc_server_start(f->path, methods, 5, &f->server, &err) < 0)
+                fail_msg("start: %s", ck_error_msg(err));
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+        grpc_server_stop(f->server);
+        /* the socket went with the server */
+        struct stat st;
+        assert_int_equal(stat(f->path, &st), -1);
+        rmdir(f->dir);
+        free(f);
+        return 0;
+}
+
+static void test_answers_and_errors(void **state)
+{
+        struct fixture *f = *state;
+        struct grpc_conn *c = grpc_conn_new(f->path);
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"abc", 3, 5000, &resp, &len, &err) <
+            0)
+                fail_msg("echo: %s", ck_error_msg(err));
+        assert_int_equal(len, 3);
+        assert_memory_equal(resp, "cba", 3);
+        free(resp);
+        /* the client's deadline reaches the handler */
+        long long t = atomic_load(&last_timeout_ms);
+        assert_true(t > 1000 && t <= 5000);
+        /* an empty message both ways */
+        assert_int_equal(grpc_unary(c, "/test.Svc/Echo", NULL, 0, 0, &resp, &len, &err), 0);
+        assert_int_equal(len, 0);
+        free(resp);
+        assert_int_equal(atomic_load(&last_timeout_ms), 0);
+
+        /* a plain error: UNKNOWN, the message intact through the
+         * percent-encoding */
+        assert_int_equal(grpc_unary(c, "/test.Svc/Fail", NULL, 0, 5000, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_UNKNOWN);
+        assert_string_equal(ck_error_msg(err),
+                            "rpc error 2: failed to get device plugin options: 100% sure\nnewline");
+        ck_error_release(&err);
+        assert_int_equal(grpc_unary(c, "/test.Svc/NotFound", NULL, 0, 5000, &resp, &len, &err),
+                         -1);
+        assert_int_equal(err->code, GRPC_NOT_FOUND);
+        ck_error_release(&err);
+        assert_int_equal(grpc_unary(c, "/test.Svc/Nope", NULL, 0, 5000, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_UNIMPLEMENTED);
+        assert_string_equal(ck_error_msg(err), "rpc error 12: unknown method /test.Svc/Nope");
+        ck_error_release(&err);
+
+        /* over 4 MiB: refused, the connection still good */
+        size_t big = GRPC_SERVER_MAX_MESSAGE + 1;
+        uint8_t *req = calloc(1, big);
+        assert_int_equal(grpc_unary(c, "/test.Svc/Echo", req, big, 10000, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_RESOURCE_EXHAUSTED);
+        ck_error_release(&err);
+        free(req);
+        assert_int_equal(grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"x", 1, 5000, &resp,
+                                    &len, &err),
+                         0);
+        free(resp);
+        grpc_conn_free(c);
+}
+
+struct caller {
+        const char *path;
+        int ok;
+};
+
+static void *call_many(void *arg)
+{
+        struct caller *cl = arg;
+        struct grpc_conn *c = grpc_conn_new(cl->path);
+        for (int i = 0; i < 20; i++) {
+                uint8_t *resp = NULL;
+                size_t len = 0;
+                ck_error_t err = NULL;
+                char msg[16];
+                int n = snprintf(msg, sizeof(msg), "m%d", i);
+                if (grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)msg, (size_t)n, 5000, &resp,
+                               &len, &err) == 0 &&
+                    len == (size_t)n && resp[len - 1] == 'm')
+                        cl->ok++;
+                free(resp);
+                ck_error_release(&err);
+        }
+        grpc_conn_free(c);
+        return NULL;
+}
+
+static void test_connections_at_once(void **state)
+{
+        struct fixture *f = *state;
+        pthread_t t[8];
+        struct caller cl[8];
+        for (int i = 0; i < 8; i++) {
+                cl[i] = (struct caller){.path = f->path};
+                assert_int_equal(pthread_create(&t[i], NULL, call_many, &cl[i]), 0);
+        }
+        for (int i = 0; i < 8; i++) {
+                pthread_join(t[i], NULL);
+                assert_int_equal(cl[i].ok, 20);
+        }
+}
+
+/* A stop with a client connected: the connection is closed, the stop
+ * returns. */
+static void test_stop_with_a_client(void **state)
+{
+        struct fixture *f = *state;
+        struct grpc_conn *c = grpc_conn_new(f->path);
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        assert_int_equal(
+            grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"a", 1, 5000, &resp, &len, &err), 0);
+        free(resp);
+        grpc_server_stop(f->server);
+        f->server = NULL;
+        assert_int_equal(
+            grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"a", 1, 2000, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_UNAVAILABLE);
+        ck_error_release(&err);
+        grpc_conn_free(c);
+}
+
+/* Server streams: the messages in order, then the method's status; a
+ * method waiting for the client learns when it goes. */
+static void test_streams(void **state)
+{
+        struct fixture *f = *state;
+        struct grpc_conn *c = grpc_conn_new(f->path);
+        ck_error_t err = NULL;
+        assert_int_equal(grpc_stream_start(c, "/test.Svc/Watch", NULL, 0, &err), 0);
+        for (int i = 0; i < 3; i++) {
+                uint8_t *m = NULL;
+                size_t n = 0;
+                int r = grpc_stream_recv(c, 5000, &m, &n, &err);
+                if (r != 1)
+                        fail_msg("message %d: %d %s", i, r, err ? ck_error_msg(err) : "");
+                assert_int_equal(n, 2);
+                assert_int_equal(m[1], '0' + i);
+                free(m);
+        }
+        uint8_t *m = NULL;
+        size_t n = 0;
+        assert_int_equal(grpc_stream_recv(c, 5000, &m, &n, &err), -1);
+        assert_int_equal(err->code, GRPC_UNKNOWN);
+        assert_string_equal(ck_error_msg(err), "rpc error 2: ListAndWatch failed");
+        ck_error_release(&err);
+
+        /* a stream that lasts: the client gives it up, the method ends */
+        assert_int_equal(grpc_stream_start(c, "/test.Svc/WatchForever", NULL, 0, &err), 0);
+        assert_int_equal(grpc_stream_recv(c, 5000, &m, &n, &err), 1);
+        free(m);
+        assert_int_equal(grpc_stream_recv(c, 200, &m, &n, &err), 0); /* nothing more */
+        grpc_stream_cancel(c);
+        for (int i = 0; i < 100 && atomic_load(&watchers_done) == 0; i++)
+                usleep(50000);
+        assert_int_equal(atomic_load(&watchers_done), 1);
+
+        /* and one the server's stop ends */
+        assert_int_equal(grpc_stream_start(c, "/test.Svc/WatchForever", NULL, 0, &err), 0);
+        assert_int_equal(grpc_stream_recv(c, 5000, &m, &n, &err), 1);
+        free(m);
+        grpc_server_stop(f->server);
+        f->server = NULL;
+        assert_int_equal(atomic_load(&watchers_done), 2);
+        assert_int_equal(grpc_stream_recv(c, 5000, &m, &n, &err), -1);
+        ck_error_release(&err);
+        grpc_conn_free(c);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_answers_and_errors, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_connections_at_once, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_stop_with_a_client, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
