@@ -164,17 +164,32 @@ json_t *alloc_state_get_pod(struct alloc_state *s, const char *uid)
         return out;
 }
 
+/* Replaces uid's entry with pod (stolen) and writes the checkpoint; when
+ * the write fails, the entry is as it was: what is in memory is what is on
+ * disk.  Lock held. */
+static int replace_pod(struct alloc_state *s, const char *uid, json_t *pod, ck_error_t *err)
+{
+        json_t *old = json_incref(json_object_get(s->pods, uid));
+        json_object_set_new(s->pods, uid, pod);
+        int r = store(s, err);
+        if (r < 0) {
+                if (old != NULL)
+                        json_object_set(s->pods, uid, old);
+                else
+                        json_object_del(s->pods, uid);
+        }
+        json_decref(old);
+        return r;
+}
+
 int alloc_state_set(struct alloc_state *s, const char *uid, const char *container,
                     const json_t *resources, ck_error_t *err)
 {
         pthread_mutex_lock(&s->lock);
         json_t *pod = json_object_get(s->pods, uid);
-        if (pod == NULL) {
-                pod = json_object();
-                json_object_set_new(s->pods, uid, pod);
-        }
+        pod = pod ? json_deep_copy(pod) : json_object();
         json_object_set_new(pod, container, resources ? json_deep_copy(resources) : json_object());
-        int r = store(s, err);
+        int r = replace_pod(s, uid, pod, err);
         pthread_mutex_unlock(&s->lock);
         return r;
 }
@@ -183,8 +198,7 @@ int alloc_state_set_pod(struct alloc_state *s, const char *uid, const json_t *co
                         ck_error_t *err)
 {
         pthread_mutex_lock(&s->lock);
-        json_object_set_new(s->pods, uid, json_deep_copy(containers));
-        int r = store(s, err);
+        int r = replace_pod(s, uid, json_deep_copy(containers), err);
         pthread_mutex_unlock(&s->lock);
         return r;
 }

@@ -36,11 +36,13 @@ json_t *alloc_state_get(struct alloc_state *s, const char *uid, const char *cont
  * NULL if the pod has no entry. */
 json_t *alloc_state_get_pod(struct alloc_state *s, const char *uid);
 
-/* Sets one container's resources (copied), and writes the checkpoint. */
+/* Sets one container's resources (copied), and writes the checkpoint; when
+ * the write fails, nothing changed (in memory as on disk). */
 int alloc_state_set(struct alloc_state *s, const char *uid, const char *container,
                     const json_t *resources, ck_error_t *err);
 /* Replaces a pod's containers with `containers` ({"<name>": resources},
- * copied), and writes the checkpoint. */
+ * copied), and writes the checkpoint; when the write fails, nothing
+ * changed. */
 int alloc_state_set_pod(struct alloc_state *s, const char *uid, const json_t *containers,
                         ck_error_t *err);
 

@@ -105,6 +105,37 @@ static void validate_key_selector(struct dctx *d, const char *path, const struct
                 validate_config_map_key(d, kp, e->ref_key);
 }
 
+/* upstream validateFileKeySelector (EnvFiles, beta and on in 1.35) */
+static void validate_file_key_selector(struct dctx *d, const char *path, const struct env_var *e)
+{
+        cleanup_free char *kp = path_child(path, "key");
+        if (e->ref_key == NULL || e->ref_key[0] == '\0')
+                ferr_required(d, kp, "");
+        else
+                validate_env_var_name(d, kp, e->ref_key);
+        cleanup_free char *vp = path_child(path, "volumeName");
+        if (e->ref_name == NULL || e->ref_name[0] == '\0')
+                ferr_required(d, vp, "");
+        else
+                validate_dns1123_label(d, vp, e->ref_name);
+        cleanup_free char *pp = path_child(path, "path");
+        if (e->file_path == NULL || e->file_path[0] == '\0') {
+                ferr_required(d, pp, "");
+                return;
+        }
+        /* validatePathNoBacksteps */
+        for (const char *s = e->file_path; *s;) {
+                size_t n = strcspn(s, "/");
+                if (n == 2 && s[0] == '.' && s[1] == '.') {
+                        ferr_invalid(d, pp, e->file_path, "must not contain '..'");
+                        break;
+                }
+                s += n;
+                while (*s == '/')
+                        s++;
+        }
+}
+
 static void decode_value_from(struct dctx *d, json_t *vf, const char *path, struct env_var *e)
 {
         int sources = 0;
@@ -179,10 +210,20 @@ static void decode_value_from(struct dctx *d, json_t *vf, const char *path, stru
                 sources++;
                 validate_key_selector(d, sp, e);
         }
+        if ((o = get_object(d, vf, path, "fileKeyRef"))) {
+                cleanup_free char *sp = path_child(path, "fileKeyRef");
+                get_string(d, o, sp, "volumeName", &e->ref_name);
+                get_string(d, o, sp, "path", &e->file_path);
+                get_string(d, o, sp, "key", &e->ref_key);
+                get_bool(d, o, sp, "optional", &e->optional);
+                e->kind = ENV_FILE_KEY;
+                sources++;
+                validate_file_key_selector(d, sp, e);
+        }
         if (sources == 0)
                 ferr_invalid(d, path, "",
                              "must specify one of: `fieldRef`, `resourceFieldRef`, "
-                             "`configMapKeyRef` or `secretKeyRef`");
+                             "`configMapKeyRef`, `secretKeyRef` or `fileKeyRef`");
         else if (e->value && e->value[0])
                 ferr_invalid(d, path, "", "may not be specified when `value` is not empty");
         else if (sources > 1)

@@ -147,6 +147,35 @@ static void decode_container_list(struct dctx *d, json_t *spec, const char *key,
                 check_host_port_conflicts(d, *out, *n_out, lp);
 }
 
+/* upstream validateFileKeyRefVolumes: a fileKeyRef names a volume of the
+ * pod, an emptyDir. */
+static void validate_file_key_ref_volumes(struct dctx *d, const struct pod *pod)
+{
+        static const char *const keys[] = {"containers", "initContainers", "ephemeralContainers"};
+        const struct container *lists[] = {pod->containers, pod->init_containers,
+                                           pod->ephemeral_containers};
+        size_t counts[] = {pod->n_containers, pod->n_init_containers, pod->n_ephemeral_containers};
+        for (size_t l = 0; l < 3; l++)
+                for (size_t i = 0; i < counts[l]; i++)
+                        for (size_t j = 0; j < lists[l][i].n_env; j++) {
+                                const struct env_var *e = &lists[l][i].env[j];
+                                if (e->kind != ENV_FILE_KEY || e->ref_name == NULL)
+                                        continue;
+                                const struct volume *v = NULL;
+                                for (size_t k = 0; k < pod->n_volumes && v == NULL; k++)
+                                        if (str_eq(pod->volumes[k].name, e->ref_name))
+                                                v = &pod->volumes[k];
+                                cleanup_free char *p = xasprintf(
+                                    "spec.%s[%zu].env[%zu].valueFrom.fileKeyRef.volumeName",
+                                    keys[l], i, j);
+                                if (v == NULL)
+                                        ferr_not_found(d, p, e->ref_name);
+                                else if (v->kind != VOLUME_EMPTY_DIR)
+                                        ferr_invalid(d, p, e->ref_name,
+                                                     "referenced volume must be of type emptyDir");
+                        }
+}
+
 /* upstream IsPodLevelResourcesSet: spec.resources requests or limits name
  * cpu, memory or a huge page size. */
 static bool pod_level_resources_set(json_t *spec)
@@ -542,6 +571,8 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         }
         str_vec_release(&volumes);
         str_vec_release(&names);
+
+        validate_file_key_ref_volumes(d, pod);
 
         /* validatePodHostNetworkDeps: app containers only */
         for (size_t i = 0; pod->host_network && i < pod->n_containers; i++) {

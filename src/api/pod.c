@@ -119,6 +119,7 @@ void container_release(struct container *c)
                 free(e->divisor);
                 free(e->ref_name);
                 free(e->ref_key);
+                free(e->file_path);
         }
         free(c->env);
         for (size_t i = 0; i < c->n_env_from; i++) {

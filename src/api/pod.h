@@ -63,6 +63,7 @@ enum env_source_kind {
         ENV_RESOURCE_REF,   /* valueFrom.resourceFieldRef */
         ENV_CONFIG_MAP_KEY, /* valueFrom.configMapKeyRef */
         ENV_SECRET_KEY,     /* valueFrom.secretKeyRef */
+        ENV_FILE_KEY,       /* valueFrom.fileKeyRef (EnvFiles): a key of an env file */
 };
 
 struct env_var {
@@ -73,8 +74,10 @@ struct env_var {
         char *resource;       /* ENV_RESOURCE_REF: limits.cpu, requests.memory, ... */
         char *container_name; /* ENV_RESOURCE_REF, optional */
         char *divisor;        /* ENV_RESOURCE_REF, optional quantity string */
-        char *ref_name;       /* ENV_CONFIG_MAP_KEY / ENV_SECRET_KEY: object name */
+        char *ref_name;       /* ENV_CONFIG_MAP_KEY / ENV_SECRET_KEY: object name;
+                                 ENV_FILE_KEY: the (emptyDir) volume's name */
         char *ref_key;        /* ... and key */
+        char *file_path;      /* ENV_FILE_KEY: the file, relative to the volume */
         bool optional;
 };
 

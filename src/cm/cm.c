@@ -283,6 +283,13 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
                         ret = ck_error_wrap(err, "cgroup \"%s\"", name);
         } else if (ret == 0) {
                 ret = ensure_cgroup(cm, name, &r, err);
+                /* a cgroup made without its values is made again next time
+                 * (an existing one keeps what it has) */
+                ck_error_t undo = NULL;
+                if (ret < 0 && cm_cgroup_destroy(cm->fs, name, &undo) < 0)
+                        LOG_WARN("Failed to remove a pod cgroup whose values failed",
+                                 "cgroup=\"%s\" err=\"%s\"", name, ck_error_msg(undo));
+                ck_error_release(&undo);
         }
         pthread_mutex_unlock(&cm->lock);
         if (ret < 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cm/resource_config.h"
+#include "util/intmath.h"
 #include "cm/cm.h"
 
 #include <string.h>
@@ -55,8 +56,8 @@ struct amounts {
 
 static void add(struct amounts *to, struct amounts a)
 {
-        to->cpu += a.cpu;
-        to->memory += a.memory;
+        to->cpu = ck_add_sat(to->cpu, a.cpu);
+        to->memory = ck_add_sat(to->memory, a.memory);
 }
 
 static void take_max(struct amounts *to, struct amounts a)

@@ -1,39 +1,71 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/admission.h"
+#include "allocation/allocation.h"
 #include "kubelet/sysctl.h"
+#include "util/intmath.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)
+/* A container's requests; with actual ({"<name>": resources} the runtime
+ * was given), the larger of those and its spec's (upstream
+ * UseStatusResources: a resize not yet applied holds the old amount). */
+static void container_requests(const struct container *c, const json_t *actual, int64_t *cpu,
+                               int64_t *mem)
+{
+        *cpu = c->resources.requests.cpu_milli;
+        *mem = c->resources.requests.memory;
+        const json_t *a = json_object_get(actual, c->name);
+        if (a == NULL)
+                return;
+        struct alloc_resources r;
+        alloc_resources_from_json(a, &r);
+        if (r.cpu_request > *cpu)
+                *cpu = r.cpu_request;
+        if (r.memory_request > *mem)
+                *mem = r.memory_request;
+}
+
+void admission_pod_requests_actual(const struct pod *pod, const json_t *actual, int64_t *cpu_milli,
+                                   int64_t *memory)
 {
         /* As component-helpers' PodRequests: the app containers and sidecars
          * add up; each init container needs its own request plus the sidecars
-         * started before it; the pod needs the larger of the two. */
+         * started before it; the pod needs the larger of the two.  Sums
+         * saturate: absurd requests stay absurd, not negative. */
         int64_t cpu = 0, mem = 0, side_cpu = 0, side_mem = 0, init_cpu = 0, init_mem = 0;
         for (size_t i = 0; i < pod->n_containers; i++) {
-                cpu += pod->containers[i].resources.requests.cpu_milli;
-                mem += pod->containers[i].resources.requests.memory;
+                int64_t c, m;
+                container_requests(&pod->containers[i], actual, &c, &m);
+                cpu = ck_add_sat(cpu, c);
+                mem = ck_add_sat(mem, m);
         }
         for (size_t i = 0; i < pod->n_init_containers; i++) {
-                const struct resource_list *r = &pod->init_containers[i].resources.requests;
-                int64_t c, m;
-                if (container_is_sidecar(&pod->init_containers[i])) {
-                        cpu += r->cpu_milli;
-                        mem += r->memory;
-                        side_cpu += r->cpu_milli;
-                        side_mem += r->memory;
+                int64_t rc, rm, c, m;
+                bool sidecar = container_is_sidecar(&pod->init_containers[i]);
+                container_requests(&pod->init_containers[i], sidecar ? actual : NULL, &rc, &rm);
+                if (sidecar) {
+                        cpu = ck_add_sat(cpu, rc);
+                        mem = ck_add_sat(mem, rm);
+                        side_cpu = ck_add_sat(side_cpu, rc);
+                        side_mem = ck_add_sat(side_mem, rm);
                         c = side_cpu;
                         m = side_mem;
                 } else {
-                        c = r->cpu_milli + side_cpu;
-                        m = r->memory + side_mem;
+                        c = ck_add_sat(rc, side_cpu);
+                        m = ck_add_sat(rm, side_mem);
                 }
                 init_cpu = c > init_cpu ? c : init_cpu;
                 init_mem = m > init_mem ? m : init_mem;
         }
         *cpu_milli = init_cpu > cpu ? init_cpu : cpu;
         *memory = init_mem > mem ? init_mem : mem;
+}
+
+void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)
+{
+        admission_pod_requests_actual(pod, NULL, cpu_milli, memory);
 }
 
 static bool ports_conflict(const struct container_port *a, const struct container_port *b)
@@ -59,6 +91,63 @@ static bool pod_ports_conflict(const struct pod *a, const struct pod *b)
         return false;
 }
 
+bool admission_apparmor_enabled(void)
+{
+        /* runc's apparmor.IsEnabled: securityfs shows it, and the module
+         * says Y */
+        if (access("/sys/kernel/security/apparmor", F_OK) < 0)
+                return false;
+        char buf[8] = "";
+        FILE *f = fopen("/sys/module/apparmor/parameters/enabled", "re");
+        if (f == NULL)
+                return false;
+        bool yes = fgets(buf, sizeof(buf), f) != NULL && buf[0] == 'Y';
+        fclose(f);
+        return yes;
+}
+
+static bool profile_confines(const json_t *sc)
+{
+        const json_t *p = json_object_get(sc, "appArmorProfile");
+        const char *type = json_string_value(json_object_get(p, "type"));
+        return p != NULL && !json_is_null(p) && (type == NULL || strcmp(type, "Unconfined") != 0);
+}
+
+/* upstream apparmor isRequired: a profile other than Unconfined in the
+ * pod's or a container's securityContext, or in the beta annotations. */
+static bool apparmor_required(const struct pod *pod)
+{
+        const json_t *spec = json_object_get(pod->raw, "spec");
+        if (profile_confines(json_object_get(spec, "securityContext")))
+                return true;
+        static const char *const lists[] = {"containers", "initContainers", "ephemeralContainers"};
+        for (size_t l = 0; l < 3; l++) {
+                size_t i;
+                const json_t *c;
+                json_array_foreach(json_object_get(spec, lists[l]), i, c)
+                {
+                        if (profile_confines(json_object_get(c, "securityContext")))
+                                return true;
+                }
+        }
+        static const char prefix[] = "container.apparmor.security.beta.kubernetes.io/";
+        for (size_t i = 0; i < pod->annotations.n; i++) {
+                const struct kv *a = &pod->annotations.items[i];
+                if (strncmp(a->key, prefix, sizeof(prefix) - 1) == 0 &&
+                    strcmp(a->value ? a->value : "", "unconfined") != 0)
+                        return true;
+        }
+        return false;
+}
+
+/* status.phase Pending (or none yet: a pod the kubelet has not written). */
+static bool pod_pending(const struct pod *pod)
+{
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(pod->raw, "status"), "phase"));
+        return phase == NULL || phase[0] == '\0' || strcmp(phase, "Pending") == 0;
+}
+
 static void insufficient(struct admission_result *out, const char *res, int64_t req, int64_t used,
                          int64_t cap)
 {
@@ -72,6 +161,13 @@ static void insufficient(struct admission_result *out, const char *res, int64_t 
 
 void admission_check(const struct pod *pod, struct pod *const *active, size_t n_active,
                      const struct admission_node *node, struct admission_result *out)
+{
+        admission_check_actual(pod, active, NULL, n_active, node, out);
+}
+
+void admission_check_actual(const struct pod *pod, struct pod *const *active,
+                            const json_t *const *actual, size_t n_active,
+                            const struct admission_node *node, struct admission_result *out)
 {
         memset(out, 0, sizeof(*out));
         out->admit = true;
@@ -113,15 +209,15 @@ void admission_check(const struct pod *pod, struct pod *const *active, size_t n_
         admission_pod_requests(pod, &cpu, &mem);
         for (size_t i = 0; i < n_active; i++) {
                 int64_t c, m;
-                admission_pod_requests(active[i], &c, &m);
-                used_cpu += c;
-                used_mem += m;
+                admission_pod_requests_actual(active[i], actual ? actual[i] : NULL, &c, &m);
+                used_cpu = ck_add_sat(used_cpu, c);
+                used_mem = ck_add_sat(used_mem, m);
         }
-        if (cpu > 0 && used_cpu + cpu > node->allocatable_cpu_milli) {
+        if (cpu > 0 && ck_add_sat(used_cpu, cpu) > node->allocatable_cpu_milli) {
                 insufficient(out, "cpu", cpu, used_cpu, node->allocatable_cpu_milli);
                 return;
         }
-        if (mem > 0 && used_mem + mem > node->allocatable_memory) {
+        if (mem > 0 && ck_add_sat(used_mem, mem) > node->allocatable_memory) {
                 insufficient(out, "memory", mem, used_mem, node->allocatable_memory);
                 return;
         }
@@ -134,6 +230,15 @@ void admission_check(const struct pod *pod, struct pod *const *active, size_t n_
                                  "the requested pod ports");
                         return;
                 }
+        }
+        /* upstream's appArmorAdmitHandler (new pods only: those still
+         * Pending; running ones keep running) */
+        if (!node->apparmor_enabled && apparmor_required(pod) && pod_pending(pod)) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "AppArmor");
+                snprintf(out->message, sizeof(out->message),
+                         "Cannot enforce AppArmor: AppArmor is not enabled on the host");
+                return;
         }
         /* upstream's podFeaturesAdmitHandler, last: ckubelet does not
          * implement pod-level resources, and answers as upstream does with

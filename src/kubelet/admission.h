@@ -4,12 +4,14 @@
  * admit handlers in their order): the sysctl allowlist (kubelet/sysctl.h),
  * then the predicateAdmitHandler's checks: the pod's OS (label and spec.os),
  * max pods, cpu and memory requests against node allocatable, host port
- * conflicts.  Pure: unit-tested from tables.
+ * conflicts, AppArmor, pod-level resources.  Pure: unit-tested from tables.
  */
 #ifndef CK_KUBELET_ADMISSION_H
 #define CK_KUBELET_ADMISSION_H
 
 #include "api/pod.h"
+
+#include <jansson.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,20 +23,38 @@ struct admission_node {
         int64_t allocatable_memory;
         int64_t max_pods;
         const struct sysctl_allowlist *sysctls; /* NULL: no sysctl is checked */
+        /* the host enforces AppArmor (upstream apparmor.IsEnabled, read
+         * once at start): else a pod that asks for a profile is refused */
+        bool apparmor_enabled;
 };
 
 struct admission_result {
         bool admit;
-        char reason[64];   /* OutOfcpu, OutOfmemory, OutOfpods, NodePorts, PodOS... */
-        char message[256]; /* upstream's wording */
+        char reason[320];  /* OutOfcpu, OutOfmemory, OutOf<extended>, NodePorts... */
+        char message[1024]; /* upstream's wording */
 };
 
 /* `active` are the pods already admitted and not terminated. */
 void admission_check(const struct pod *pod, struct pod *const *active, size_t n_active,
                      const struct admission_node *node, struct admission_result *out);
+/* The same, with what each active pod's containers were given (actual[i]:
+ * {"<container>": resources} of active[i], the actuated state, or NULL):
+ * a container counts with the larger of its requests and those (upstream's
+ * fit check of a resize counts pods as their status says they run). */
+void admission_check_actual(const struct pod *pod, struct pod *const *active,
+                            const json_t *const *actual, size_t n_active,
+                            const struct admission_node *node, struct admission_result *out);
+
+/* Whether the host enforces AppArmor: /sys/module/apparmor/parameters/
+ * enabled says "Y" (runc's apparmor.IsEnabled). */
+bool admission_apparmor_enabled(void);
 
 /* A pod's effective request (upstream resource helpers: the max of the sum of
- * app containers and each init container; sidecars add up). */
+ * app containers and each init container; sidecars add up), saturating. */
 void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory);
+/* The same with each app container's and sidecar's request the larger of
+ * its spec's and actual's ({"<container>": resources}, may be NULL). */
+void admission_pod_requests_actual(const struct pod *pod, const json_t *actual, int64_t *cpu_milli,
+                                   int64_t *memory);
 
 #endif

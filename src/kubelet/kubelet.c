@@ -23,11 +23,14 @@
 #define HOUSEKEEPING_PERIOD_MS 2000 /* upstream housekeepingPeriod */
 #define PLEG_RELIST_PERIOD_MS 1000  /* upstream genericPlegRelistPeriod */
 #define SYNC_ERROR_BACKOFF_MS 10000 /* upstream backOffPeriod for a failed sync */
+#define STATIC_START_RETRY_MS 1000  /* a static pod waiting for another of its name */
 /* Upstream runs a goroutine per pod; containerd starts at most ~10 pods/s
  * whatever the concurrency, peaking at 4-8 calls in flight (bench/README.md),
  * so 8 threads keep it busy without more memory for nothing. */
 #define POD_WORKER_THREADS 8
 #define MOUNT_RETRY_INITIAL_MS 500
+#define LOG_LINK_GC_PERIOD_MS 60000 /* upstream ContainerGCPeriod */
+#define KL_LEGACY_LOGS_DIR "/var/log/containers"
 
 /* ---- event queue ------------------------------------------------------ */
 
@@ -43,6 +46,9 @@ static void runtime_uid_clear(struct kl_runtime_uid *u)
         free(u->uid);
         free(u->name);
         free(u->namespace);
+        for (size_t i = 0; i < u->n_live; i++)
+                free(u->live[i]);
+        free(u->live);
 }
 
 /* Frees a relist's UID entries and the array. */
@@ -118,9 +124,15 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
                 const struct runtime_pod_list *l = pe->pods;
                 ev->runtime_uids = xcalloc(l->n_pods ? l->n_pods : 1, sizeof(*ev->runtime_uids));
                 for (size_t i = 0; i < l->n_pods; i++) {
-                        ev->runtime_uids[i].uid = xstrdup(l->pods[i].uid);
-                        ev->runtime_uids[i].name = xstrdup(l->pods[i].name);
-                        ev->runtime_uids[i].namespace = xstrdup(l->pods[i].namespace);
+                        const struct runtime_pod_entry *p = &l->pods[i];
+                        struct kl_runtime_uid *u = &ev->runtime_uids[i];
+                        u->uid = xstrdup(p->uid);
+                        u->name = xstrdup(p->name);
+                        u->namespace = xstrdup(p->namespace);
+                        u->live = xcalloc(p->n_containers + 1, sizeof(*u->live));
+                        for (size_t j = 0; j < p->n_containers; j++)
+                                if (p->containers[j].state != CONTAINER_STATE_EXITED)
+                                        u->live[u->n_live++] = xstrdup(p->containers[j].id);
                 }
                 ev->n_runtime_uids = l->n_pods;
                 kl_post(kl, ev);
@@ -160,7 +172,7 @@ static void record_remove(struct kubelet *kl, struct pod_record *r)
         cleanup_free char *uid = xstrdup(r->pod->uid);
         status_store_remove(kl->status, r->pod->uid);
         pod_unref(r->pod);
-        pod_unref(r->alloc);
+        kl_resize_record_free(r);
         *r = kl->records[--kl->n_records];
         kl_resize_pod_removed(kl, uid);
 }
@@ -171,8 +183,9 @@ static const char *source_name(enum pod_source src)
 }
 
 /* Work for a record's pod (update_type: as pod_work's) or, with r NULL,
- * for an orphan UID. */
-static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, const struct pod_record *r,
+ * for an orphan UID.  False when the pool dropped it (a sync behind a kill
+ * of the same UID). */
+static bool submit_grace(struct kubelet *kl, enum pod_work_kind kind, const struct pod_record *r,
                          const char *update_type, const char *uid, const char *name, const char *ns,
                          int64_t grace_s)
 {
@@ -186,7 +199,7 @@ static void submit_grace(struct kubelet *kl, enum pod_work_kind kind, const stru
             .update_type = update_type,
             .first_seen_us = r ? r->first_seen_us : 0,
         };
-        podworkers_submit(kl->workers, &w);
+        return podworkers_submit(kl->workers, &w);
 }
 
 static void submit_orphan(struct kubelet *kl, const char *uid, const char *name, const char *ns)
@@ -197,6 +210,44 @@ static void submit_orphan(struct kubelet *kl, const char *uid, const char *name,
 /* Submits the record's work: a sync, or its kill once it is deleting.
  * update_type: upstream's SyncPodType of what asked for it ("create",
  * "update", "sync"; NULL for a pod that left its source: not timed). */
+static bool same_full_name(const struct pod *a, const struct pod *b)
+{
+        return strcmp(a->name, b->name) == 0 && strcmp(a->namespace, b->namespace) == 0;
+}
+
+/* upstream allowStaticPodStart: of the static pods of one full name (a
+ * manifest changed: a new UID), one runs at a time; the next starts once
+ * the one before is stopped and gone, in the order they came. */
+static bool static_start_allowed(struct kubelet *kl, struct pod_record *r)
+{
+        if (r->pod->source == POD_SOURCE_API || r->static_started)
+                return true;
+        for (size_t i = 0; i < kl->n_records; i++) {
+                const struct pod_record *o = &kl->records[i];
+                if (o == r || o->pod->source == POD_SOURCE_API || !same_full_name(o->pod, r->pod))
+                        continue;
+                if (o->static_started || (!o->deleting && o->seq < r->seq)) {
+                        LOG_INFO(4, "Static pod waits for another of its name",
+                                 "pod=\"%s\" podUID=\"%s\" otherUID=\"%s\"", pod_full_name(r->pod),
+                                 r->pod->uid, o->pod->uid);
+                        return false;
+                }
+        }
+        r->static_started = true;
+        return true;
+}
+
+/* A static pod of that full name is gone: the next one may start. */
+static void static_start_next(struct kubelet *kl, const struct pod *gone)
+{
+        for (size_t i = 0; i < kl->n_records; i++) {
+                struct pod_record *o = &kl->records[i];
+                if (o->pod->source != POD_SOURCE_API && !o->static_started && !o->deleting &&
+                    same_full_name(o->pod, gone))
+                        kl_sync_record(kl, o, "create");
+        }
+}
+
 void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type)
 {
         if (r->rejected || r->terminal)
@@ -215,8 +266,16 @@ void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update
                                     : -1;
                 submit_grace(kl, POD_WORK_KILL, r, update_type, r->pod->uid, r->pod->name,
                              r->pod->namespace, grace);
-        } else
-                submit_grace(kl, POD_WORK_SYNC, r, update_type, r->pod->uid, NULL, NULL, -1);
+                if (r->restart_requested) /* a kill tried again keeps them too */
+                        podworkers_set_keep(kl->workers, r->pod->uid, true);
+        } else if (static_start_allowed(kl, r)) {
+                /* dropped behind the kill of a pod of the same UID that is
+                 * just ending (a static pod restarting): soon again */
+                if (!submit_grace(kl, POD_WORK_SYNC, r, update_type, r->pod->uid, NULL, NULL, -1))
+                        r->next_sync_ms = fs_now_mono_ms() + STATIC_START_RETRY_MS / 10;
+        } else {
+                r->next_sync_ms = fs_now_mono_ms() + STATIC_START_RETRY_MS;
+        }
 }
 
 /* Sets a rejected pod's status: phase Failed with the admission reason. */
@@ -224,6 +283,8 @@ static void reject(struct kubelet *kl, struct pod_record *r, const struct admiss
 {
         LOG_WARN("Pod admission denied", "pod=\"%s\" reason=\"%s\" message=\"%s\"",
                  pod_full_name(r->pod), res->reason, res->message);
+        /* upstream rejectPod: the event, then the status */
+        event_emit_pod(kl->recorder, r->pod, NULL, EVENT_WARNING, res->reason, "%s", res->message);
         r->rejected = true;
         struct status_input in = {
             .pod = r->pod,
@@ -259,6 +320,7 @@ static void admit(struct kubelet *kl, struct pod_record *r)
             .allocatable_memory = res.allocatable_memory,
             .max_pods = kl->cfg->max_pods,
             .sysctls = kl->sysctls,
+            .apparmor_enabled = kl->apparmor_enabled,
         };
         struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
         size_t n = 0;
@@ -364,6 +426,34 @@ static void finished_prune(struct kubelet *kl, const struct kl_event *ev)
         }
 }
 
+/* A new record for p (a source's ADD): admitted, or stopped at once when
+ * the apiserver already deleted or finished it, and synced.  status (NULL:
+ * none; stolen) is its last status, when the pod starts again. */
+static void record_add(struct kubelet *kl, struct pod *p, json_t *status)
+{
+        if (kl->n_records == kl->cap_records) {
+                kl->cap_records = kl->cap_records ? kl->cap_records * 2 : 32;
+                kl->records = xrealloc(kl->records, kl->cap_records * sizeof(*kl->records));
+        }
+        struct pod_record *r = &kl->records[kl->n_records++];
+        *r = (struct pod_record){
+            .pod = pod_ref(p), .first_seen_us = fs_now_mono_us(), .seq = kl->records_made++};
+        status_store_set_pod(kl->status, p);
+        if (status != NULL)
+                status_store_set_status(kl->status, p->uid, status);
+        kl_resize_pod_added(kl, r);
+        if (p->deletion_timestamp != NULL) {
+                /* deleted before it ever ran here */
+                r->admitted = true;
+                r->deleting = true;
+        } else if (api_phase_terminal(p)) {
+                r->admitted = true; /* finished: its sync only stops it */
+        } else {
+                admit(kl, r);
+        }
+        kl_sync_record(kl, r, "create");
+}
+
 /* A source delivered its whole set: ADD, UPDATE, DELETE as upstream's pod
  * config merge computes them. */
 static void handle_source(struct kubelet *kl, struct kl_event *ev)
@@ -376,13 +466,18 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
         /* DELETE: records of this source whose UID is no longer there. */
         for (size_t i = 0; i < kl->n_records; i++) {
                 struct pod_record *r = &kl->records[i];
-                if (r->pod->source != ev->source || r->deleting)
+                if (r->pod->source != ev->source || (r->deleting && !r->restart_requested))
                         continue;
                 bool present = false;
                 for (size_t j = 0; j < ev->n_pods && !present; j++)
                         present = strcmp(ev->pods[j]->uid, r->pod->uid) == 0;
                 if (present)
                         continue;
+                if (r->deleting) { /* came back, and left again before it stopped */
+                        r->restart_requested = false;
+                        podworkers_set_keep(kl->workers, r->pod->uid, false);
+                        continue;
+                }
                 LOG_INFO(0, "SyncLoop REMOVE", "source=\"%s\" pods=[\"%s\"]", src,
                          pod_full_name(r->pod));
                 if (r->rejected) {
@@ -397,6 +492,7 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
         /* ADD in creation order (admission is first come, first served),
          * UPDATE when the object changed. */
         qsort(ev->pods, ev->n_pods, sizeof(*ev->pods), compare_creation);
+        bool added = false;
         for (size_t j = 0; j < ev->n_pods; j++) {
                 struct pod *p = ev->pods[j];
                 struct pod_record *r = record_find(kl, p->uid);
@@ -404,28 +500,28 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 if (r == NULL && finished_find(kl, p->uid, &at))
                         continue; /* stopped and deleted; the watch lags */
                 if (r == NULL) {
-                        if (kl->n_records == kl->cap_records) {
-                                kl->cap_records = kl->cap_records ? kl->cap_records * 2 : 32;
-                                kl->records =
-                                    xrealloc(kl->records, kl->cap_records * sizeof(*kl->records));
-                        }
-                        r = &kl->records[kl->n_records++];
-                        *r = (struct pod_record){.pod = pod_ref(p),
-                                                 .first_seen_us = fs_now_mono_us()};
-                        status_store_set_pod(kl->status, p);
-                        kl_resize_pod_added(kl, r);
                         LOG_INFO(0, "SyncLoop ADD", "source=\"%s\" pods=[\"%s\"]", src,
                                  pod_full_name(p));
-                        if (p->deletion_timestamp != NULL) {
-                                /* deleted before it ever ran here */
-                                r->admitted = true;
-                                r->deleting = true;
-                        } else if (api_phase_terminal(p)) {
-                                r->admitted = true; /* finished: its sync only stops it */
-                        } else {
-                                admit(kl, r);
+                        record_add(kl, p, NULL);
+                        added = true;
+                        continue;
+                }
+                if (r->deleting && p->source != POD_SOURCE_API) {
+                        /* upstream: a pod of the same UID while the old one
+                         * stops is restarted once it stopped */
+                        if (r->restart_requested) { /* it starts as the source has it */
+                                pod_unref(r->pod);
+                                r->pod = pod_ref(p);
+                                continue;
                         }
-                        kl_sync_record(kl, r, "create");
+                        LOG_INFO(0, "SyncLoop ADD", "source=\"%s\" pods=[\"%s\"]", src,
+                                 pod_full_name(p));
+                        LOG_INFO(2, "Pod is stopping, it starts again once stopped",
+                                 "pod=\"%s\" podUID=\"%s\"", pod_full_name(p), p->uid);
+                        r->restart_requested = true;
+                        pod_unref(r->pod);
+                        r->pod = pod_ref(p);
+                        podworkers_set_keep(kl->workers, p->uid, true);
                         continue;
                 }
                 if (r->deleting || json_equal(r->pod->raw, p->raw))
@@ -460,6 +556,10 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
         kl->sources_seen |= 1u << ev->source;
         if ((kl->sources_seen & kl->sources_expected) == kl->sources_expected)
                 kl->sources_ready = true;
+        /* resizes pending since before a restart, or that a new pod may
+         * decide (upstream HandlePodAdditions' RetryPendingResizes) */
+        if (added)
+                kl_resize_retry(kl, "pods_added");
         kl_mirrors_reconcile(kl);
 }
 
@@ -497,8 +597,23 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                                 kl->finished[kl->n_finished++] =
                                     (struct kl_recent){.uid = xstrdup(r->pod->uid), .at_ms = now};
                         }
-                        forget_runtime_uid(kl, r->pod->uid);
+                        struct pod *pod = pod_ref(r->pod);
+                        bool restart = r->restart_requested;
+                        /* upstream keeps the status manager's status of a
+                         * pod that starts again (its startTime...) */
+                        json_t *status =
+                            restart ? status_store_get_status(kl->status, pod->uid) : NULL;
+                        if (!restart)
+                                forget_runtime_uid(kl, pod->uid);
                         record_remove(kl, r);
+                        if (restart) {
+                                LOG_INFO(2, "Pod stopped, starting it again",
+                                         "pod=\"%s\" podUID=\"%s\"", pod_full_name(pod), pod->uid);
+                                record_add(kl, pod, status);
+                        } else if (pod->source != POD_SOURCE_API) {
+                                static_start_next(kl, pod);
+                        }
+                        pod_unref(pod);
                 } else {
                         r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
                 }
@@ -523,6 +638,18 @@ static void handle_relist(struct kubelet *kl, struct kl_event *ev)
         kl->n_runtime_uids = ev->n_runtime_uids;
         ev->runtime_uids = NULL;
         ev->n_runtime_uids = 0;
+}
+
+/* As of the last relist, a container of that ID prefix had not exited. */
+static bool container_live(void *ctx, const char *id_prefix)
+{
+        struct kubelet *kl = ctx;
+        size_t n = strlen(id_prefix);
+        for (size_t i = 0; i < kl->n_runtime_uids; i++)
+                for (size_t j = 0; j < kl->runtime_uids[i].n_live; j++)
+                        if (strncmp(kl->runtime_uids[i].live[j], id_prefix, n) == 0)
+                                return true;
+        return false;
 }
 
 static bool uid_wanted(struct kubelet *kl, const char *uid)
@@ -589,6 +716,15 @@ static void housekeeping(struct kubelet *kl)
                 clean_orphans_without_runtime(kl, uids, "cgroup");
         else
                 LOG_ERROR("Failed to list pod cgroups", "err=\"%s\"", ck_error_msg(err));
+        ck_error_release(&err);
+        /* upstream's container GC, every minute: dangling legacy log links */
+        int64_t now = fs_now_mono_ms();
+        if (now >= kl->next_log_link_gc_ms) {
+                kl->next_log_link_gc_ms = now + LOG_LINK_GC_PERIOD_MS;
+                if (kuberuntime_legacy_logs_gc(kl->rt, container_live, kl, &err) < 0)
+                        LOG_ERROR("Failed to clean the legacy container log links", "err=\"%s\"",
+                                  ck_error_msg(err));
+        }
 }
 
 static void sync_loop(struct kubelet *kl)
@@ -718,6 +854,8 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
                 }
         kl->reserved_cpu_milli = reserved_cpu;
         kl->reserved_memory = reserved_mem;
+        /* upstream's AppArmor validator looks at the host once, at start */
+        kl->apparmor_enabled = admission_apparmor_enabled();
         struct utsname uts;
         if (sysctl_allowlist_new((const char *const *)cfg->allowed_unsafe_sysctls,
                                  uname(&uts) == 0 ? uts.release : NULL, &kl->sysctls, err) < 0) {
@@ -750,6 +888,8 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             .crashloop_backoff_max_ms = 300000,
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
+            /* upstream ContainerLogsDir, not configurable there either */
+            .legacy_logs_dir = KL_LEGACY_LOGS_DIR,
         };
         if (cfg->kubeconfig && *cfg->kubeconfig && cluster_mode_new(kl, err) < 0) {
                 kubelet_free(kl);
@@ -1038,7 +1178,7 @@ bool kubelet_free(struct kubelet *kl)
         }
         for (size_t i = 0; i < kl->n_records; i++) {
                 pod_unref(kl->records[i].pod);
-                pod_unref(kl->records[i].alloc);
+                kl_resize_record_free(&kl->records[i]);
         }
         free(kl->records);
         for (size_t i = 0; i < kl->n_pending_resizes; i++)

@@ -36,6 +36,8 @@ enum kl_event_type {
 
 struct kl_runtime_uid {
         char *uid, *name, *namespace;
+        char **live; /* its containers that have not exited (IDs) */
+        size_t n_live;
 };
 
 struct kl_event {
@@ -68,12 +70,20 @@ struct pod_record {
         /* PodResizePending: its reason (static string, NULL: none) and
          * since when (realtime ns) */
         const char *resize_pending_reason;
+        char *resize_pending_message;
         int64_t resize_pending_since_ns;
         bool admitted; /* passed admission (or rejected: then never synced) */
         bool rejected;
         bool deleting;       /* left its source: being killed */
         bool kill_in_flight; /* its kill is submitted and not finished */
         bool terminal;       /* Succeeded / Failed and stopped: no more syncs */
+        /* static pods: back in the source with the same UID while being
+         * killed: started again once stopped (pod is the new object) */
+        bool restart_requested;
+        /* static pods: allowed to start (upstream allowStaticPodStart): no
+         * other of its full name runs or stops, none came first */
+        bool static_started;
+        uint64_t seq; /* the order records were made in */
         int64_t next_sync_ms;
         int64_t first_seen_us;       /* when the record was made (CLOCK_MONOTONIC) */
         int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
@@ -116,6 +126,7 @@ struct kubelet {
         struct node_agent *node_agent;
         struct cri_client *node_cri; /* the node status thread's */
         int64_t reserved_cpu_milli, reserved_memory;
+        bool apparmor_enabled; /* the host enforces AppArmor (read at start) */
 
         /* event queue */
         pthread_mutex_t q_lock;
@@ -136,6 +147,7 @@ struct kubelet {
         /* sync loop thread only */
         struct pod_record *records;
         size_t n_records, cap_records;
+        uint64_t records_made; /* the next pod_record.seq */
         bool sources_ready;
         unsigned sources_expected, sources_seen; /* bits 1 << enum pod_source */
         struct pod **mirrors;                    /* mirror pods in the apiserver (cluster mode) */
@@ -150,6 +162,7 @@ struct kubelet {
         struct kl_runtime_uid *runtime_uids; /* last relist */
         size_t n_runtime_uids;
         int64_t next_housekeeping_ms;
+        int64_t next_log_link_gc_ms; /* dangling /var/log/containers links */
 
         /* in-place resize (resize.c): the allocated and actuated
          * checkpoints under the root directory, and on the sync loop the
@@ -186,6 +199,8 @@ void kl_resize_pod_added(struct kubelet *kl, struct pod_record *r);
 void kl_resize_admitted(struct kubelet *kl, struct pod_record *r);
 void kl_resize_pod_updated(struct kubelet *kl, struct pod_record *r, bool spec_changed);
 void kl_resize_pod_removed(struct kubelet *kl, const char *uid);
+/* Frees what resize.c keeps in a record (its alloc pod, the message). */
+void kl_resize_record_free(struct pod_record *r);
 /* Evaluates the pending resizes in upstream's order (trigger: upstream's
  * retry_trigger, "periodic_retry" from the timer). */
 void kl_resize_retry(struct kubelet *kl, const char *trigger);

@@ -122,7 +122,9 @@ void kl_mirrors_reconcile(struct kubelet *kl)
         forget_old_deletes(kl, now);
         for (size_t i = 0; i < kl->n_records; i++) {
                 struct pod_record *r = &kl->records[i];
-                if (r->pod->source == POD_SOURCE_API || r->deleting)
+                /* upstream makes the mirror in SyncPod: not for a static
+                 * pod that waits for another of its name to stop */
+                if (r->pod->source == POD_SOURCE_API || r->deleting || !r->static_started)
                         continue;
                 const char *hash = kv_list_get(&r->pod->annotations, ANNOTATION_HASH);
                 if (hash == NULL)

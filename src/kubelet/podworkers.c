@@ -16,6 +16,7 @@ struct pod_slot {
         bool in_flight;
         bool in_flight_kill;
         bool queued; /* on the ready queue (not yet taken by a thread) */
+        bool keep;   /* the pod comes back: a kill stops, keeps its history */
         struct pod_work pending;
         bool has_pending;
         struct pod_slot *next_ready;
@@ -220,4 +221,22 @@ bool podworkers_busy(struct podworkers *pw, const char *uid)
         bool busy = slot_find(pw, uid, NULL) != NULL;
         pthread_mutex_unlock(&pw->lock);
         return busy;
+}
+
+void podworkers_set_keep(struct podworkers *pw, const char *uid, bool keep)
+{
+        pthread_mutex_lock(&pw->lock);
+        struct pod_slot *s = slot_find(pw, uid, NULL);
+        if (s != NULL)
+                s->keep = keep;
+        pthread_mutex_unlock(&pw->lock);
+}
+
+bool podworkers_keep(struct podworkers *pw, const char *uid)
+{
+        pthread_mutex_lock(&pw->lock);
+        struct pod_slot *s = slot_find(pw, uid, NULL);
+        bool keep = s != NULL && s->keep;
+        pthread_mutex_unlock(&pw->lock);
+        return keep;
 }

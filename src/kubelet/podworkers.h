@@ -69,6 +69,15 @@ bool podworkers_submit(struct podworkers *pw, struct pod_work *w);
 /* True if work for uid is in flight or pending. */
 bool podworkers_busy(struct podworkers *pw, const char *uid);
 
+/* A static pod whose kill is in flight came back to its source with the
+ * same UID (upstream's restart of a terminating pod): keep tells its kill
+ * to stop the containers and leave them, the history (restart count, last
+ * state) of the pod that starts again.  No effect once the UID has no
+ * work. */
+void podworkers_set_keep(struct podworkers *pw, const char *uid, bool keep);
+/* For the work of uid, on its worker thread: whether to keep. */
+bool podworkers_keep(struct podworkers *pw, const char *uid);
+
 void pod_work_clear(struct pod_work *w);
 
 #endif

@@ -14,8 +14,8 @@
  */
 #include "allocation/allocation.h"
 #include "allocation/state.h"
-#include "kubelet/admission.h"
 #include "kubelet/kubelet_internal.h"
+#include "kubelet/resize.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -27,9 +27,6 @@
 
 #define RESIZE_RETRY_FIRST_MS 30000 /* upstream initialRetryDelay */
 #define RESIZE_RETRY_MS 180000      /* upstream retryDelay */
-
-#define REASON_DEFERRED "Deferred"
-#define REASON_INFEASIBLE "Infeasible"
 
 /* Go's json.Marshal of a ResourceList: keys sorted, quantities as text. */
 static json_t *sorted_list(const json_t *l)
@@ -113,6 +110,9 @@ static void pending_push(struct kubelet *kl, const char *uid)
 {
         if (pending_has(kl, uid))
                 return;
+        /* the periodic retry runs while anything waits (upstream's ticker) */
+        if (kl->n_pending_resizes == 0 && kl->next_resize_retry_ms == 0)
+                kl->next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
         kl->pending_resizes =
             xrealloc(kl->pending_resizes, (kl->n_pending_resizes + 1) * sizeof(char *));
         kl->pending_resizes[kl->n_pending_resizes++] = xstrdup(uid);
@@ -124,34 +124,6 @@ static void pending_drop(struct kubelet *kl, size_t i)
         memmove(&kl->pending_resizes[i], &kl->pending_resizes[i + 1],
                 (kl->n_pending_resizes - i - 1) * sizeof(char *));
         kl->n_pending_resizes--;
-}
-
-/* Whether the resize raises the pod's cpu or memory requests. */
-static bool increases_requests(const struct pod_record *r)
-{
-        int64_t cpu_new, mem_new, cpu_old, mem_old;
-        admission_pod_requests(r->pod, &cpu_new, &mem_new);
-        admission_pod_requests(r->alloc, &cpu_old, &mem_old);
-        return cpu_new > cpu_old || mem_new > mem_old;
-}
-
-/* upstream sortPendingResizes: resizes that raise no request first, then
- * by priority, Guaranteed before the rest, the longest pending first. */
-static int compare_pending(const struct pod_record *a, const struct pod_record *b)
-{
-        bool ia = increases_requests(a), ib = increases_requests(b);
-        if (ia != ib)
-                return ia ? 1 : -1;
-        if (a->pod->priority != b->pod->priority)
-                return a->pod->priority > b->pod->priority ? -1 : 1;
-        bool ga = pod_qos_class(a->pod) == QOS_GUARANTEED;
-        bool gb = pod_qos_class(b->pod) == QOS_GUARANTEED;
-        if (ga != gb)
-                return ga ? -1 : 1;
-        int64_t ta = a->resize_pending_since_ns, tb = b->resize_pending_since_ns;
-        if (ta != tb)
-                return ta == 0 ? 1 : tb == 0 ? -1 : ta < tb ? -1 : 1;
-        return 0;
 }
 
 static struct pod_record *find_record(struct kubelet *kl, const char *uid)
@@ -168,7 +140,11 @@ static void sort_pending(struct kubelet *kl)
                 for (size_t j = i; j > 0; j--) {
                         struct pod_record *a = find_record(kl, kl->pending_resizes[j - 1]);
                         struct pod_record *b = find_record(kl, kl->pending_resizes[j]);
-                        if (a == NULL || b == NULL || compare_pending(a, b) <= 0)
+                        if (a == NULL || b == NULL)
+                                break;
+                        struct resize_candidate ca = {a->pod, a->alloc, a->resize_pending_since_ns};
+                        struct resize_candidate cb = {b->pod, b->alloc, b->resize_pending_since_ns};
+                        if (resize_compare(&ca, &cb) <= 0)
                                 break;
                         char *t = kl->pending_resizes[j];
                         kl->pending_resizes[j] = kl->pending_resizes[j - 1];
@@ -184,109 +160,122 @@ static json_t *allocation(struct kubelet *kl, const char *uid)
         return kl->allocated ? alloc_state_get_pod(kl->allocated, uid) : NULL;
 }
 
-/* r->alloc = r->pod with the allocated resources. */
+/* r->alloc = r->pod with the allocated resources (alloc NULL: the spec's).
+ * Should that fail (a pod that decoded decodes again), the previous alloc
+ * stays, else the spec: never resources nobody admitted once the pod runs. */
 static void set_alloc_pod(struct pod_record *r, const json_t *alloc)
 {
         struct pod *p = NULL;
         cleanup_error ck_error_t err = NULL;
         if (alloc_update_pod(r->pod, alloc, &p, &err) < 0) {
-                /* cannot happen for a pod that decoded: keep what runs */
-                LOG_ERROR("Failed to apply the pod's allocation", "pod=\"%s\" err=\"%s\"",
-                          pod_full_name(r->pod), ck_error_msg(err));
+                LOG_ERROR("Failed to apply the pod's allocation, keeping the previous one",
+                          "pod=\"%s\" err=\"%s\"", pod_full_name(r->pod), ck_error_msg(err));
+                if (r->alloc == NULL)
+                        r->alloc = pod_ref(r->pod);
                 return;
         }
         pod_unref(r->alloc);
         r->alloc = p;
 }
 
-/* The other pods that hold resources on the node, as allocated. */
-static size_t active_allocated(struct kubelet *kl, const struct pod_record *r, struct pod ***out)
+/* The other pods that hold resources on the node, as allocated, and what
+ * their containers were given (actual[i], new references or NULL). */
+static size_t active_allocated(struct kubelet *kl, const struct pod_record *r, struct pod ***out,
+                               json_t ***actual)
 {
-        struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
+        size_t cap = kl->n_records ? kl->n_records : 1;
+        struct pod **active = xcalloc(cap, sizeof(*active));
+        json_t **act = xcalloc(cap, sizeof(*act));
         size_t n = 0;
         for (size_t i = 0; i < kl->n_records; i++) {
                 struct pod_record *o = &kl->records[i];
-                if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting)
-                        active[n++] = o->alloc ? o->alloc : o->pod;
+                if (o == r || !o->admitted || o->rejected || o->terminal || o->deleting)
+                        continue;
+                act[n] = kl->actuated ? alloc_state_get_pod(kl->actuated, o->pod->uid) : NULL;
+                active[n++] = o->alloc ? o->alloc : o->pod;
         }
         *out = active;
+        *actual = act;
         return n;
 }
 
-static void set_pending(struct kubelet *kl, struct pod_record *r, const char *reason,
+/* Sets PodResizePending; true when the condition the status shows changed
+ * (its reason, generation or message: a sync must report it). */
+static bool set_pending(struct kubelet *kl, struct pod_record *r, const char *reason,
                         const char *message)
 {
         const char *old = r->resize_pending_reason;
         if (old == NULL || strcmp(old, reason) != 0)
                 r->resize_pending_since_ns = fs_now_real_ns();
         r->resize_pending_reason = reason;
+        bool message_changed =
+            r->resize_pending_message == NULL || strcmp(r->resize_pending_message, message) != 0;
+        free(r->resize_pending_message);
+        r->resize_pending_message = xstrdup(message);
         bool changed = status_store_set_resize_pending(kl->status, r->pod->uid, reason, message,
                                                        r->pod->generation);
         if (!changed)
-                return;
+                return message_changed;
         LOG_INFO(2, "Pod resize pending", "pod=\"%s\" reason=\"%s\" message=\"%s\"",
                  pod_full_name(r->pod), reason, message);
         cleanup_free char *prefix = xasprintf("Pod resize %s", reason);
         cleanup_free char *msg = kl_resize_message(r->pod, r->pod->generation, message, prefix);
         event_emit_pod(kl->recorder, r->pod, NULL, EVENT_WARNING,
-                       strcmp(reason, REASON_DEFERRED) == 0 ? "ResizeDeferred" : "ResizeInfeasible",
+                       strcmp(reason, RESIZE_REASON_DEFERRED) == 0 ? "ResizeDeferred"
+                                                                   : "ResizeInfeasible",
                        "%s", msg);
+        return true;
 }
 
 static void clear_pending(struct kubelet *kl, struct pod_record *r)
 {
         r->resize_pending_reason = NULL;
         r->resize_pending_since_ns = 0;
+        free(r->resize_pending_message);
+        r->resize_pending_message = NULL;
         status_store_clear_resize_pending(kl->status, r->pod->uid);
 }
 
-enum resize_outcome { RESIZE_NONE, RESIZE_ALLOCATED, RESIZE_DEFERRED, RESIZE_INFEASIBLE };
-
-/* upstream handlePodResourcesResize for one record. */
-static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *r)
+/* upstream handlePodResourcesResize for one record; *changed: what the
+ * pod's status shows moved (a sync must report it). */
+static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *r, bool *changed)
 {
+        *changed = false;
         cleanup_json json_t *alloc = allocation(kl, r->pod->uid);
-        if (alloc == NULL || alloc_pod_matches(r->pod, alloc)) {
-                clear_pending(kl, r);
-                return RESIZE_NONE;
-        }
-        if (pod_is_static(r->pod)) {
-                set_pending(kl, r, REASON_INFEASIBLE,
-                            "In-place resize of static-pods is not supported");
-                return RESIZE_INFEASIBLE;
-        }
         struct cm_node_resources node;
         cm_node_resources(kl->cm, &node);
-        int64_t cpu, mem;
-        admission_pod_requests(r->pod, &cpu, &mem);
-        if (mem > node.allocatable_memory || cpu > node.allocatable_cpu_milli) {
-                bool memory = mem > node.allocatable_memory;
-                cleanup_free char *msg =
-                    xasprintf("Node didn't have enough capacity: %s, requested: %" PRId64
-                              ", capacity: %" PRId64,
-                              memory ? "memory" : "cpu", memory ? mem : cpu,
-                              memory ? node.allocatable_memory : node.allocatable_cpu_milli);
-                set_pending(kl, r, REASON_INFEASIBLE, msg);
-                return RESIZE_INFEASIBLE;
-        }
-        struct pod **others = NULL;
-        size_t n = active_allocated(kl, r, &others);
         struct admission_node an = {
             .allocatable_cpu_milli = node.allocatable_cpu_milli,
             .allocatable_memory = node.allocatable_memory,
             .max_pods = kl->cfg->max_pods,
             .sysctls = kl->sysctls,
+            .apparmor_enabled = kl->apparmor_enabled,
         };
-        struct admission_result ar;
-        admission_check(r->pod, others, n, &an, &ar);
+        struct pod **others = NULL;
+        json_t **actual = NULL;
+        size_t n = active_allocated(kl, r, &others, &actual);
+        struct resize_decision d;
+        resize_decide(r->pod, alloc, others, (const json_t *const *)actual, n, &an, &d);
+        for (size_t i = 0; i < n; i++)
+                json_decref(actual[i]);
+        free(actual);
         free(others);
-        if (!ar.admit) {
-                set_pending(kl, r, REASON_DEFERRED, ar.message);
-                return RESIZE_DEFERRED;
+        switch (d.outcome) {
+        case RESIZE_NONE:
+                *changed = r->resize_pending_reason != NULL;
+                clear_pending(kl, r);
+                return RESIZE_NONE;
+        case RESIZE_DEFERRED:
+        case RESIZE_INFEASIBLE:
+                *changed = set_pending(kl, r, d.reason, d.message);
+                return d.outcome;
+        case RESIZE_ALLOCATED:
+                break;
         }
         cleanup_json json_t *want = alloc_from_pod(r->pod);
         cleanup_error ck_error_t err = NULL;
         if (alloc_state_set_pod(kl->allocated, r->pod->uid, want, &err) < 0) {
+                /* nothing changed (the state rolled back): tried again */
                 LOG_ERROR("Failed to record the pod's allocation, resize deferred",
                           "pod=\"%s\" err=\"%s\"", pod_full_name(r->pod), ck_error_msg(err));
                 return RESIZE_DEFERRED;
@@ -295,7 +284,9 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
         clear_pending(kl, r);
         /* a new generation of the resize starts: clear, then set */
         status_store_clear_resize_in_progress(kl->status, r->pod->uid, NULL);
-        status_store_set_resize_in_progress(kl->status, r->pod->uid, "", "", r->pod->generation);
+        status_store_set_resize_in_progress(kl->status, r->pod->uid, "", "", r->pod->generation,
+                                            NULL);
+        *changed = true;
         LOG_INFO(2, "Pod resize allocated", "pod=\"%s\" generation=%" PRId64, pod_full_name(r->pod),
                  r->pod->generation);
         cleanup_free char *msg =
@@ -306,7 +297,11 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
 
 void kl_resize_retry(struct kubelet *kl, const char *trigger)
 {
-        if (!kl->sources_ready && strcmp(trigger, "periodic_retry") == 0) {
+        if (kl->n_pending_resizes == 0)
+                return;
+        /* upstream: nothing is decided before every source has delivered
+         * (the other pods are not all known yet) */
+        if (!kl->sources_ready) {
                 kl->next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
                 return;
         }
@@ -318,16 +313,15 @@ void kl_resize_retry(struct kubelet *kl, const char *trigger)
                         pending_drop(kl, i);
                         continue;
                 }
-                const char *before = r->resize_pending_reason;
-                enum resize_outcome o = handle_resize(kl, r);
-                bool changed = o == RESIZE_ALLOCATED || before != r->resize_pending_reason;
+                bool changed;
+                enum resize_outcome o = handle_resize(kl, r, &changed);
                 if (o == RESIZE_DEFERRED)
                         i++;
                 else
                         pending_drop(kl, i);
                 LOG_INFO(4, "Pending resize evaluated", "pod=\"%s\" trigger=\"%s\" outcome=%d",
                          pod_full_name(r->pod), trigger, (int)o);
-                if (changed || o == RESIZE_INFEASIBLE)
+                if (changed)
                         kl_sync_record(kl, r, "update");
         }
 }
@@ -335,10 +329,8 @@ void kl_resize_retry(struct kubelet *kl, const char *trigger)
 void kl_resize_pod_added(struct kubelet *kl, struct pod_record *r)
 {
         cleanup_json json_t *alloc = allocation(kl, r->pod->uid);
-        pod_unref(r->alloc);
-        r->alloc = pod_ref(r->pod);
-        if (alloc != NULL)
-                set_alloc_pod(r, alloc); /* a restarted kubelet: what it had admitted */
+        /* a restarted kubelet: what it had admitted */
+        set_alloc_pod(r, alloc);
         if (r->pod->source == POD_SOURCE_API)
                 status_store_backfill_resize_conditions(kl->status, r->pod->uid,
                                                         json_object_get(r->pod->raw, "status"));
@@ -364,12 +356,8 @@ void kl_resize_admitted(struct kubelet *kl, struct pod_record *r)
 void kl_resize_pod_updated(struct kubelet *kl, struct pod_record *r, bool spec_changed)
 {
         cleanup_json json_t *alloc = allocation(kl, r->pod->uid);
-        pod_unref(r->alloc);
-        r->alloc = pod_ref(r->pod);
-        if (alloc == NULL)
-                return;
         set_alloc_pod(r, alloc);
-        if (!spec_changed || !r->admitted || r->rejected)
+        if (alloc == NULL || !spec_changed || !r->admitted || r->rejected)
                 return;
         if (alloc_pod_matches(r->pod, alloc)) {
                 clear_pending(kl, r); /* the resize was taken back */
@@ -397,4 +385,12 @@ void kl_resize_pod_removed(struct kubelet *kl, const char *uid)
 int64_t kl_resize_next_retry_ms(const struct kubelet *kl)
 {
         return kl->n_pending_resizes > 0 ? kl->next_resize_retry_ms : 0;
+}
+
+void kl_resize_record_free(struct pod_record *r)
+{
+        pod_unref(r->alloc);
+        r->alloc = NULL;
+        free(r->resize_pending_message);
+        r->resize_pending_message = NULL;
 }

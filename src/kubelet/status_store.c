@@ -345,7 +345,7 @@ void status_store_clear_resize_pending(struct status_store *st, const char *uid)
 
 bool status_store_set_resize_in_progress(struct status_store *st, const char *uid,
                                          const char *reason, const char *message,
-                                         int64_t generation)
+                                         int64_t generation, int64_t *generation_out)
 {
         pthread_mutex_lock(&st->lock);
         struct status_entry *e = find(st, uid);
@@ -371,6 +371,8 @@ bool status_store_set_resize_in_progress(struct status_store *st, const char *ui
                 e->resize_in_progress = c;
                 json_decref(old);
         }
+        if (generation_out != NULL)
+                *generation_out = generation;
         pthread_mutex_unlock(&st->lock);
         return changed;
 }

@@ -77,10 +77,11 @@ bool status_store_set_resize_pending(struct status_store *st, const char *uid, c
 void status_store_clear_resize_pending(struct status_store *st, const char *uid);
 /* Sets PodResizeInProgress: an existing one keeps its generation, and its
  * reason and message unless new ones are given (upstream: clear it first
- * to start a new generation); true when its reason or message changed. */
+ * to start a new generation); true when its reason or message changed.
+ * *generation_out (may be NULL): the condition's generation. */
 bool status_store_set_resize_in_progress(struct status_store *st, const char *uid,
                                          const char *reason, const char *message,
-                                         int64_t generation);
+                                         int64_t generation, int64_t *generation_out);
 /* Clears PodResizeInProgress; true (and its generation) if there was one. */
 bool status_store_clear_resize_in_progress(struct status_store *st, const char *uid,
                                            int64_t *generation);

@@ -5,6 +5,7 @@
  * on a pod worker thread, with that thread's own CRI client.  The result goes
  * back to the sync loop as a KL_EV_WORK_DONE event.
  */
+#include "allocation/allocation.h"
 #include "kubelet/kubelet_internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "status/generate.h"
@@ -198,12 +199,16 @@ static bool past_active_deadline(struct kubelet *kl, const struct pod *pod, int6
         return false;
 }
 
-/* A pod deleted through the apiserver, its containers stopped: its last
- * status (containers terminated, phase Succeeded or Failed) is written
- * before the kubelet deletes it for good, as upstream's status manager
- * waits for a terminal phase (canBeDeleted).  Best effort: a failure is
- * logged and the deletion goes on. */
-static void write_terminal_status(struct kubelet *kl, struct cri_client *cri, const struct pod *pod)
+/* The status of a pod whose containers were just stopped (upstream
+ * SyncTerminatingPod's status from the stopped pod, then TerminatePod):
+ * containers terminated, phase Succeeded or Failed; fail_reason (NULL:
+ * none) keeps a Failed status's reason (DeadlineExceeded).  A pod deleted
+ * through the apiserver has it written at once (push), before the kubelet
+ * deletes it for good, as upstream's status manager waits for a terminal
+ * phase (canBeDeleted).  Best effort: a failure is logged and the pod stops
+ * all the same. */
+static void write_stopped_status(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
+                                 const char *fail_reason, const char *fail_message, bool push)
 {
         struct runtime_pod_status *rs = NULL;
         cleanup_error ck_error_t err = NULL;
@@ -217,14 +222,23 @@ static void write_terminal_status(struct kubelet *kl, struct cri_client *cri, co
         struct status_extras x;
         struct status_input in = status_input_of(kl, pod, rs, old, true, &x);
         in.pod_terminal = true;
-        status_store_set_status(kl->status, pod->uid, status_generate(&in));
+        in.reject_reason = fail_reason;
+        in.reject_message = fail_message;
+        in.terminal_failed = fail_reason != NULL;
+        json_t *st = status_generate(&in);
+        status_terminate(pod, st);
+        status_store_set_status(kl->status, pod->uid, st);
         status_extras_release(&x);
         runtime_pod_status_free(rs);
-        status_manager_sync_pod(kl->sm, pod->uid);
+        if (push)
+                status_manager_sync_pod(kl->sm, pod->uid);
+        else
+                status_manager_notify(kl->sm);
 }
 
 /* Kill everything of a pod and remove it: containers, sandboxes, logs,
- * cgroup, directories.  pod may be NULL (an orphan). */
+ * cgroup, directories (unless the pod is to start again: then only
+ * stopped).  pod may be NULL (an orphan). */
 static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
                            const char *uid, const char *name, const char *ns, int64_t grace_s,
                            ck_error_t *err)
@@ -234,7 +248,15 @@ static int kill_and_remove(struct kubelet *kl, struct cri_client *cri, const str
                 return ck_error_wrap(err, "get pod status");
         int r = kuberuntime_kill_pod(kl->rt, cri, pod, rs, grace_s, err);
         if (r == 0 && pod != NULL && pod->source == POD_SOURCE_API && pod->deletion_timestamp)
-                write_terminal_status(kl, cri, pod);
+                write_stopped_status(kl, cri, pod, NULL, NULL, true);
+        /* a static pod back in its source starts again: what ran is its
+         * history, removed later as dead containers are */
+        if (r == 0 && pod != NULL && podworkers_keep(kl->workers, uid)) {
+                LOG_INFO(2, "Pod stopped, kept for its restart", "pod=\"%s\" podUID=\"%s\"",
+                         pod_full_name(pod), uid);
+                runtime_pod_status_free(rs);
+                return 0;
+        }
         if (r == 0)
                 r = kuberuntime_remove_pod(kl->rt, cri, rs, err);
         runtime_pod_status_free(rs);
@@ -275,26 +297,33 @@ static void free_names(char **names)
 /* PodResizeInProgress after the runtime's sync (upstream SyncPod's
  * IsPodResizeInProgress check and its ResizePodInPlace result): set while a
  * running container lacks its allocated resources, with reason Error when
- * the resize failed; cleared (ResizeCompleted) once they all have them. */
+ * the resize failed; cleared (ResizeCompleted) once they all have them, as
+ * long as pod still has the latest allocation: a resize admitted while this
+ * sync ran is the next sync's. */
 static void update_resize_condition(struct kubelet *kl, const struct pod *pod,
                                     const struct runtime_pod_status *rs,
                                     const struct kuberuntime_sync_result *result)
 {
+        int64_t generation;
         if (result->resize_error != NULL) {
                 if (status_store_set_resize_in_progress(kl->status, pod->uid, "Error",
-                                                        result->resize_error, pod->generation)) {
+                                                        result->resize_error, pod->generation,
+                                                        &generation)) {
                         cleanup_free char *msg = kl_resize_message(
-                            pod, pod->generation, result->resize_error, "Pod resize error");
+                            pod, generation, result->resize_error, "Pod resize error");
                         event_emit_pod(kl->recorder, pod, NULL, EVENT_WARNING, "ResizeError", "%s",
                                        msg);
                 }
                 return;
         }
         if (kuberuntime_resize_in_progress(kl->rt, pod, rs)) {
-                status_store_set_resize_in_progress(kl->status, pod->uid, "", "", pod->generation);
+                status_store_set_resize_in_progress(kl->status, pod->uid, "", "", pod->generation,
+                                                    NULL);
                 return;
         }
-        int64_t generation;
+        cleanup_json json_t *latest = alloc_state_get_pod(kl->allocated, pod->uid);
+        if (latest != NULL && !alloc_pod_matches(pod, latest))
+                return;
         if (status_store_clear_resize_in_progress(kl->status, pod->uid, &generation)) {
                 LOG_INFO(2, "Pod resize completed", "pod=\"%s\" generation=%lld",
                          pod_full_name(pod), (long long)generation);
@@ -344,6 +373,8 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                         ck_error_wrap(err, "stop terminal pod");
                         goto out;
                 }
+                /* what was stopped for it (sidecars) shows so */
+                write_stopped_status(kl, cri, pod, NULL, NULL, false);
                 *terminal = true;
                 ret = 0;
                 goto out;
@@ -369,6 +400,10 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
                         ck_error_wrap(err, "stop pod past its active deadline");
                         goto out;
                 }
+                write_stopped_status(kl, cri, pod, "DeadlineExceeded",
+                                     "Pod was active on the node longer than the specified "
+                                     "deadline",
+                                     false);
                 *terminal = true;
                 ret = 0;
                 goto out;

@@ -106,12 +106,13 @@ Runtime__V1__LinuxContainerResources *kuberuntime__sandbox_resources(const struc
 
 /* The container's environment (upstream makeEnvironmentVariables): envFrom,
  * then env in order; a later name replaces an earlier value in place.
- * kube (NULL: standalone) reads configMaps and secrets.
- * Fills *env (caller releases with kv_list_release). */
+ * kube (NULL: standalone) reads configMaps and secrets; volume_paths (the
+ * host path of each pod volume by name, may be NULL) the env files of
+ * fileKeyRef.  Fills *env (caller releases with kv_list_release). */
 int kuberuntime__container_env(const struct kuberuntime_options *opts, const struct pod *pod,
                                const struct container *c, const char *pod_ip,
-                               const struct kube_objects *kube, struct kv_list *env,
-                               ck_error_t *err);
+                               const struct kube_objects *kube, const struct kv_list *volume_paths,
+                               struct kv_list *env, ck_error_t *err);
 
 /* The container's mounts (upstream makeMounts + the termination message
  * file).  Appends to cfg->mounts. */

@@ -34,7 +34,7 @@ static void add_envs(Runtime__V1__ContainerConfig *cfg, const struct kv_list *en
 {
         if (env->n == 0)
                 return;
-        cfg->envs = xcalloc(env->n, sizeof(*cfg->envs));
+        cfg->envs = xrealloc(cfg->envs, (cfg->n_envs + env->n) * sizeof(*cfg->envs));
         for (size_t i = 0; i < env->n; i++) {
                 Runtime__V1__KeyValue *kv = xmalloc(sizeof(*kv));
                 runtime__v1__key_value__init(kv);
@@ -96,7 +96,7 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
         Runtime__V1__ContainerConfig *cfg = xmalloc(sizeof(*cfg));
         runtime__v1__container_config__init(cfg);
 
-        if (kuberuntime__container_env(opts, pod, c, pod_ip, kube, &env, err) < 0)
+        if (kuberuntime__container_env(opts, pod, c, pod_ip, kube, volume_paths, &env, err) < 0)
                 goto fail;
         if (kuberuntime__verify_run_as_non_root(pod, c, err) < 0)
                 goto fail;
@@ -143,7 +143,9 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
 fail:
         kv_list_release(&env);
         kuberuntime_container_config_free(cfg);
-        return ck_error_wrap(err, "generate container config for %s", c->name);
+        /* unwrapped: the container's waiting message and its event show
+         * the cause alone, as upstream's */
+        return -1;
 }
 
 void kuberuntime_container_config_free(Runtime__V1__ContainerConfig *cfg)

@@ -32,15 +32,22 @@
 
 #include "envvars/envvars.h"
 #include "util/cleanup.h"
+#include "util/envfile.h"
+#include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 #include "volume/downward.h"
 #include "volume/object_data.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 /* Sets name=value: replaces the value of an existing name in place. */
 static void env_set(struct kv_list *env, const char *name, const char *value)
@@ -204,6 +211,73 @@ static int key_ref_value(const struct kube_objects *kube, const struct pod *pod,
         return 0;
 }
 
+/* ---- env files (EnvFiles) ---- */
+
+#define ENV_FILE_MAX_BYTES (1u << 20)
+
+/* valueFrom.fileKeyRef (upstream makeEnvironmentVariables, EnvFiles): the
+ * key of an env file in an emptyDir of the pod, read as the container
+ * starts (an init container may have written it).  *value NULL: skipped
+ * (optional, not set). */
+static int file_key_value(const struct pod *pod, const struct env_var *ev,
+                          const struct kv_list *volume_paths, char **value, ck_error_t *err)
+{
+        *value = NULL;
+        const char *dir =
+            volume_paths ? kv_list_get(volume_paths, ev->ref_name ? ev->ref_name : "") : NULL;
+        if (dir == NULL)
+                return ck_error_make(err, 0,
+                                     "cannot find the volume \"%s\" referenced by FileKeyRef",
+                                     ev->ref_name ? ev->ref_name : "");
+        cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cleanup_error ck_error_t cause = NULL;
+        cleanup_free char *buf = NULL;
+        size_t len = 0;
+        int fd = -1;
+        if (dfd < 0) {
+                ck_error_make(&cause, errno, "open volume `%s`", dir);
+        } else if ((fd = fs_open_in_root(dfd, ev->file_path, O_RDONLY | O_NONBLOCK, &cause)) >= 0) {
+                /* a FIFO or a device would block this worker: regular
+                 * files only (O_NONBLOCK opened a FIFO without waiting) */
+                cleanup_close int f = fd;
+                struct stat st;
+                if (fstat(f, &st) < 0) {
+                        ck_error_make(&cause, errno, "stat `%s/%s`", dir, ev->file_path);
+                } else if (!S_ISREG(st.st_mode)) {
+                        ck_error_make(&cause, EINVAL, "`%s/%s` is not a regular file", dir,
+                                      ev->file_path);
+                } else {
+                        char chunk[8192];
+                        ssize_t n;
+                        while ((n = TEMP_FAILURE_RETRY_INT(read(f, chunk, sizeof(chunk)))) > 0 &&
+                               len <= ENV_FILE_MAX_BYTES) {
+                                buf = xrealloc(buf, len + (size_t)n + 1);
+                                memcpy(buf + len, chunk, (size_t)n);
+                                len += (size_t)n;
+                        }
+                        if (n < 0)
+                                ck_error_make(&cause, errno, "read `%s/%s`", dir, ev->file_path);
+                        else if (len > ENV_FILE_MAX_BYTES)
+                                ck_error_make(&cause, EFBIG, "`%s/%s` is larger than %u bytes", dir,
+                                              ev->file_path, ENV_FILE_MAX_BYTES);
+                }
+        }
+        if (cause == NULL &&
+            envfile_lookup(buf ? buf : "", len, ev->ref_key ? ev->ref_key : "", value, &cause) < 0)
+                ck_error_wrap(&cause, "`%s/%s`", dir, ev->file_path);
+        if (cause != NULL) {
+                LOG_ERROR("Failed to parse env file", "pod=\"%s\" err=\"%s\"", pod_full_name(pod),
+                          ck_error_msg(cause));
+                return ck_error_make(err, 0, "couldn't parse env file");
+        }
+        if (*value == NULL && !ev->optional)
+                return ck_error_make(err, 0,
+                                     "environment variable key \"%s\" not found in file "
+                                     "\"%s/%s\"",
+                                     ev->ref_key ? ev->ref_key : "", dir, ev->file_path);
+        return 0;
+}
+
 /* ---- the Services ---- */
 
 static int service_env(const struct kube_objects *kube, const struct pod *pod, struct kv_list *out,
@@ -225,8 +299,8 @@ static int service_env(const struct kube_objects *kube, const struct pod *pod, s
 
 int kuberuntime__container_env(const struct kuberuntime_options *opts, const struct pod *pod,
                                const struct container *c, const char *pod_ip,
-                               const struct kube_objects *kube, struct kv_list *env,
-                               ck_error_t *err)
+                               const struct kube_objects *kube, const struct kv_list *volume_paths,
+                               struct kv_list *env, ck_error_t *err)
 {
         struct kv_list out = {0};
         struct env_objects cache = {0};
@@ -259,6 +333,12 @@ int kuberuntime__container_env(const struct kuberuntime_options *opts, const str
                 case ENV_SECRET_KEY:
                         /* upstream returns these errors unwrapped */
                         if (key_ref_value(kube, pod, e, &cache, &value, err) < 0)
+                                goto fail;
+                        if (value == NULL)
+                                continue;
+                        break;
+                case ENV_FILE_KEY:
+                        if (file_key_value(pod, e, volume_paths, &value, err) < 0)
                                 goto fail;
                         if (value == NULL)
                                 continue;

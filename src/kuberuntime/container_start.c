@@ -306,6 +306,11 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
                  " create=\"%" PRId64 "ms\" start=\"%" PRId64 "ms\"",
                  who, c->name, id, restart_count, t1 - t0, t2 - t1);
         container_event(rt, pod, c, id, EVENT_NORMAL, "Started", "Container started");
+        /* upstream startContainer step 3: the legacy link, once started
+         * (containerd opens the log file in StartContainer) */
+        cleanup_free char *log_path =
+            xasprintf("%s/%s/%" PRId32 ".log", pod_logs, c->name, restart_count);
+        kuberuntime__legacy_log_create(rt, id, c->name, pod->name, pod->namespace, log_path);
 
         /* upstream startContainer step 4: the postStart hook, synchronously;
          * when it fails the container is killed and waits to be restarted

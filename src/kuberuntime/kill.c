@@ -374,7 +374,8 @@ static void remove_log_file(const struct kuberuntime *rt, const char *path)
 }
 
 int kuberuntime__remove_container(struct kuberuntime *rt, struct cri_client *cri,
-                                  const struct runtime_container_status *st, ck_error_t *err)
+                                  const struct runtime_container_status *st, const char *pod,
+                                  const char *ns, ck_error_t *err)
 {
         LOG_INFO(4, "Removing container", "containerName=\"%s\" containerID=\"%s\"", st->name,
                  st->id);
@@ -384,6 +385,7 @@ int kuberuntime__remove_container(struct kuberuntime *rt, struct cri_client *cri
                 ck_error_release(err);
         }
         remove_log_file(rt, st->log_path);
+        kuberuntime__legacy_log_remove(rt, st->id, st->name, pod, ns);
         return 0;
 }
 
@@ -406,6 +408,7 @@ int kuberuntime_remove_pod(struct kuberuntime *rt, struct cri_client *cri,
                         e = NULL;
                         ck_error_wrap(err, "remove container %s", c->name);
                 }
+                kuberuntime__legacy_log_remove(rt, c->id, c->name, status->name, status->namespace);
         }
         for (size_t i = 0; i < status->n_sandboxes; i++) {
                 const char *id = status->sandboxes[i].id;

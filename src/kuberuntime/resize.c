@@ -62,7 +62,8 @@ static void add_error(char **msgs, size_t *n, const char *fmt, ...)
 }
 
 /* upstream validateMemoryResizeAction: no memory limit, the pod's or a
- * container's, may go below what it uses now. */
+ * container's, may go below what it uses now.  cm NULL (no pod cgroup):
+ * desired has no memory limit then, so the pod's usage is never read. */
 static int validate_memory(struct cri_client *cri, const struct pod *pod, const char *sandbox_id,
                            const struct pod_actions *a, const struct cm_pod_resources *current,
                            const struct cm_pod_resources *desired, struct cm *cm, ck_error_t *err)
@@ -82,7 +83,9 @@ static int validate_memory(struct cri_client *cri, const struct pod *pod, const 
         size_t n = 0;
         if (pod_decreasing) {
                 int64_t usage;
-                if (cm_pod_memory_usage(cm, pod, &usage, err) < 0) {
+                if (cm == NULL || cm_pod_memory_usage(cm, pod, &usage, err) < 0) {
+                        LOG_WARN("Failed to read the pod's memory usage", "pod=\"%s\" err=\"%s\"",
+                                 pod_full_name(pod), ck_error_msg(*err));
                         ck_error_release(err);
                         add_error(&msgs, &n, "missing pod memory usage");
                 } else if (usage >= desired->memory) {

@@ -13,6 +13,7 @@
 #include "cm/cm.h"
 #include "kuberuntime/builders_internal.h"
 
+#include "util/intmath.h"
 #include "util/xalloc.h"
 
 Runtime__V1__LinuxContainerResources *kuberuntime__linux_resources(bool has_cpu_request,
@@ -50,11 +51,11 @@ static void agg_add(struct agg *a, const struct resource_list *l)
 {
         if (l->has_cpu) {
                 a->has_cpu = true;
-                a->cpu += l->cpu_milli;
+                a->cpu = ck_add_sat(a->cpu, l->cpu_milli);
         }
         if (l->has_memory) {
                 a->has_mem = true;
-                a->mem += l->memory;
+                a->mem = ck_add_sat(a->mem, l->memory);
         }
 }
 

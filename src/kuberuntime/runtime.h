@@ -135,6 +135,9 @@ struct kuberuntime_options {
          * each in-place resize (actuated_pods_state); NULL: not recorded,
          * no resize is done (borrowed, outlives the manager) */
         struct alloc_state *actuated;
+        /* where the legacy log links go (/var/log/containers); NULL or "":
+         * none are made */
+        const char *legacy_logs_dir;
 };
 
 struct kuberuntime;
@@ -169,9 +172,7 @@ struct kuberuntime_sync_result {
         /* earliest time (CLOCK_MONOTONIC ms) a backoff expires, 0 if none:
          * the sync loop re-syncs the pod then. */
         int64_t next_retry_ms;
-        /* an in-place resize was due (some container's resources changed)
-         * and what became of it: resize_error NULL when it was done */
-        bool resized;
+        /* an in-place resize that failed (NULL: none, or done) */
         char *resize_error;
 };
 void kuberuntime_sync_result_clear(struct kuberuntime_sync_result *r);
@@ -261,6 +262,16 @@ json_t *kuberuntime_actuated_resources(struct kuberuntime *rt, const char *uid);
  * by housekeeping): then the runtime's labels give the grace period. */
 int kuberuntime_kill_pod(struct kuberuntime *rt, struct cri_client *cri, const struct pod *pod,
                          const struct runtime_pod_status *status, int64_t grace_s, ck_error_t *err);
+
+/* Whether the runtime has a container whose ID starts with id_prefix and
+ * that has not exited (it may be rotating its log). */
+typedef bool (*kuberuntime_container_live_fn)(void *ctx, const char *id_prefix);
+
+/* Removes the links of legacy_logs_dir whose container log is gone, unless
+ * their container lives (upstream's container GC of dead symlinks: a log
+ * being rotated is briefly missing). */
+int kuberuntime_legacy_logs_gc(struct kuberuntime *rt, kuberuntime_container_live_fn live,
+                               void *live_ctx, ck_error_t *err);
 
 /* Remove the stopped containers and sandboxes of a pod that is gone (or of
  * an orphan), and its log directory. */

@@ -121,9 +121,25 @@ int kuberuntime__kill_container(struct kuberuntime *rt, struct cri_client *cri,
                                 const char *container_name, const char *reason, const char *pod_ip,
                                 ck_error_t *err);
 
-/* Removes a container and its log file (NOT_FOUND is success). */
+/* Removes a container, its log file and its legacy log link (NOT_FOUND is
+ * success); pod and ns name the pod it belongs to. */
 int kuberuntime__remove_container(struct kuberuntime *rt, struct cri_client *cri,
-                                  const struct runtime_container_status *st, ck_error_t *err);
+                                  const struct runtime_container_status *st, const char *pod,
+                                  const char *ns, ck_error_t *err);
+
+/* ---- legacy_logs.c: /var/log/containers ---- */
+
+/* The link <legacy_logs_dir>/<pod>_<ns>_<container>-<id>.log (new string),
+ * NULL when there is no such directory or a name is not one path component. */
+char *kuberuntime__legacy_log_link(const struct kuberuntime *rt, const char *container_id,
+                                   const char *container, const char *pod, const char *ns);
+/* Makes the link to log_path, when that file exists (upstream: after
+ * CreateContainer).  Failures are logged. */
+void kuberuntime__legacy_log_create(const struct kuberuntime *rt, const char *container_id,
+                                    const char *container, const char *pod, const char *ns,
+                                    const char *log_path);
+void kuberuntime__legacy_log_remove(const struct kuberuntime *rt, const char *container_id,
+                                    const char *container, const char *pod, const char *ns);
 
 /* ---- hooks.c: lifecycle hooks and termination ordering ---- */
 

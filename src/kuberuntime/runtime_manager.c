@@ -138,6 +138,7 @@ struct kuberuntime *kuberuntime_new(const struct kuberuntime_options *opts)
         rt->opts.resolv_conf = xstrdup(opts->resolv_conf);
         rt->opts.pod_infra_image = xstrdup(opts->pod_infra_image);
         rt->opts.runtime_endpoint = xstrdup(opts->runtime_endpoint);
+        rt->opts.legacy_logs_dir = xstrdup(opts->legacy_logs_dir);
         rt->crashloop = backoff_new(
             opts->crashloop_backoff_initial_ms > 0 ? opts->crashloop_backoff_initial_ms : 10000,
             opts->crashloop_backoff_max_ms > 0 ? opts->crashloop_backoff_max_ms : 300000);
@@ -165,6 +166,7 @@ void kuberuntime_free(struct kuberuntime *rt)
         free((char *)rt->opts.resolv_conf);
         free((char *)rt->opts.pod_infra_image);
         free((char *)rt->opts.runtime_endpoint);
+        free((char *)rt->opts.legacy_logs_dir);
         backoff_free(rt->crashloop);
         backoff_free(rt->image_pull);
         for (size_t i = 0; i < rt->n_pulling; i++)
@@ -208,7 +210,7 @@ static void purge_init_containers(struct kuberuntime *rt, struct cri_client *cri
                 if (!is_init_container_name(pod, st->name) || st->state == CONTAINER_STATE_RUNNING)
                         continue;
                 cleanup_error ck_error_t e = NULL;
-                if (kuberuntime__remove_container(rt, cri, st, &e) < 0)
+                if (kuberuntime__remove_container(rt, cri, st, pod->name, pod->namespace, &e) < 0)
                         LOG_WARN("Failed to remove init container", "pod=\"%s\" err=\"%s\"", who,
                                  ck_error_msg(e));
         }
@@ -243,7 +245,8 @@ static void prune_dead(struct kuberuntime *rt, struct cri_client *cri,
                          "pod=\"%s\" containerName=\"%s\" containerID=\"%s\"", who, st->name,
                          st->id);
                 cleanup_error ck_error_t e = NULL;
-                if (kuberuntime__remove_container(rt, cri, st, &e) < 0)
+                if (kuberuntime__remove_container(rt, cri, st, status->name, status->namespace,
+                                                  &e) < 0)
                         LOG_WARN("Failed to remove dead container", "pod=\"%s\" err=\"%s\"", who,
                                  ck_error_msg(e));
                 else
@@ -289,6 +292,9 @@ static int create_sandbox(struct kuberuntime *rt, struct cri_client *cri, const 
         if (cri_run_pod_sandbox(cri, cfg, handler, sandbox_id, err) < 0) {
                 LOG_ERROR("Failed to create sandbox for pod", "pod=\"%s\" err=\"%s\"", who,
                           ck_error_msg(*err));
+                event_emit_pod(rt->opts.recorder, pod, NULL, EVENT_WARNING,
+                               "FailedCreatePodSandBox", "Failed to create pod sandbox: %s",
+                               kuberuntime__cri_message(*err));
                 return ck_error_wrap(err, "create sandbox");
         }
         int64_t t1 = fs_now_mono_ms();
@@ -379,7 +385,6 @@ static void resize(struct kuberuntime *rt, struct cri_client *cri, const struct 
 {
         if (a->n_resizes == 0 && !a->update_pod_resources)
                 return;
-        result->resized = true;
         cleanup_error ck_error_t err = NULL;
         if (kuberuntime__resize_pod(rt, cri, pod, sandbox_id, a, ctx ? ctx->cm : NULL, &err) < 0) {
                 LOG_ERROR("Failed to resize pod in place", "pod=\"%s\" err=\"%s\"", who,
@@ -459,7 +464,12 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                                        &sb_cfg, err) < 0) {
                 LOG_ERROR("GeneratePodSandboxConfig for pod failed", "pod=\"%s\" err=\"%s\"", who,
                           ck_error_msg(*err));
-                ck_error_wrap(err, "pod %s: sandbox config", who);
+                /* upstream: the sandbox could not be made, whatever the step */
+                if (a.create_sandbox)
+                        event_emit_pod(rt->opts.recorder, pod, NULL, EVENT_WARNING,
+                                       "FailedCreatePodSandBox", "Failed to create pod sandbox: %s",
+                                       ck_error_msg(*err));
+                ck_error_wrap(err, "pod %s: generate sandbox config", who);
                 goto out;
         }
         const char *sandbox_id = a.sandbox_id;

@@ -292,8 +292,10 @@ int kuberuntime_sandbox_config(const struct kuberuntime_options *opts, const str
         *out = cfg;
         return 0;
 fail:
+        /* the cause as it is: the caller names the pod and the step, and
+         * the FailedCreatePodSandBox event quotes the cause (as upstream) */
         kuberuntime_sandbox_config_free(cfg);
-        return ck_error_wrap(err, "generate sandbox config for pod %s", pod_full_name(pod));
+        return -1;
 }
 
 void kuberuntime_sandbox_config_free(Runtime__V1__PodSandboxConfig *cfg)

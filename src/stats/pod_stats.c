@@ -400,6 +400,18 @@ static void network_from_procs(struct stats_refresh *r, const char *pod_cg,
         stats__network_from_ifaces(out, r->now_ns, ifaces, n);
 }
 
+/* dst (cleared) becomes a deep copy of src. */
+static void network_copy(struct stats_network *dst, const struct stats_network *src)
+{
+        *dst = *src;
+        dst->dflt.name = src->dflt.name ? xstrdup(src->dflt.name) : NULL;
+        dst->ifaces = xcalloc(src->n_ifaces + 1, sizeof(*dst->ifaces));
+        for (size_t i = 0; i < src->n_ifaces; i++) {
+                dst->ifaces[i] = src->ifaces[i];
+                dst->ifaces[i].name = src->ifaces[i].name ? xstrdup(src->ifaces[i].name) : NULL;
+        }
+}
+
 void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
                       struct stats_pod *pod)
 {
@@ -471,6 +483,14 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
                  * drops: the CRI has neither) */
                 if (pod_cg)
                         network_from_procs(r, pod_cg, &pod->proc_network);
+                /* containerd 1.6 gives the default interface alone, and no
+                 * time: cAdvisor's reading (what upstream reports with
+                 * containerd) has the list and its time */
+                if ((pod->network.n_ifaces == 0 || pod->network.time_ns == 0) &&
+                    pod->proc_network.ok && pod->proc_network.n_ifaces > 0) {
+                        stats__network_clear(&pod->network);
+                        network_copy(&pod->network, &pod->proc_network);
+                }
         } else if (pod_cg) {
                 network_from_procs(r, pod_cg, &pod->network);
         }

@@ -69,6 +69,14 @@ struct status_input {
  * spec order, app ones sorted by name (upstream SortedContainerStatuses). */
 json_t *status_generate(const struct status_input *in);
 
+/* The final touch on the status of a pod whose containers were all stopped
+ * (upstream status manager TerminatePod): each container not known to have
+ * ended (once the pod initialized; init containers up to the last that
+ * started) is terminated with exit code 137, reason ContainerStatusUnknown,
+ * and a pod other than a static one moves from Pending or Running to
+ * Failed.  Changes status in place. */
+void status_terminate(const struct pod *pod, json_t *status);
+
 /* The pod phase alone (upstream getPhase), for tests and the sync loop. */
 const char *status_phase(const struct status_input *in);
 

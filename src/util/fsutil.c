@@ -242,6 +242,22 @@ int fs_open_beneath(int dirfd, const char *rel, int flags, mode_t mode, ck_error
         return ck_error_make(err, errno, "open `%s`", rel);
 }
 
+int fs_open_in_root(int dirfd, const char *path, int flags, ck_error_t *err)
+{
+        struct open_how how = {
+            .flags = (uint64_t)(flags | O_CLOEXEC),
+            .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = TEMP_FAILURE_RETRY_INT(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS)
+                return ck_error_make(err, errno, "open `%s`", path);
+        while (*path == '/')
+                path++;
+        return fs_open_beneath(dirfd, *path ? path : ".", flags, 0, err);
+}
+
 /* Whether the entry (not followed if a symlink) is the root of a mount: the
  * kernel says so through statx, and a device differing from the parent's
  * catches it on kernels without STATX_ATTR_MOUNT_ROOT. */

@@ -28,6 +28,13 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
  * absolute path, no symlink component).  Returns the fd (O_CLOEXEC). */
 int fs_open_beneath(int dirfd, const char *rel, int flags, mode_t mode, ck_error_t *err);
 
+/* Opens `path` as if dirfd were the root (Go's securejoin.SecureJoin, the
+ * kernel's RESOLVE_IN_ROOT): a leading '/', `..` and symlinks, absolute
+ * ones included, resolve inside dirfd, never out of it.  Kernels without
+ * openat2: `path` without its leading slashes through fs_open_beneath
+ * (stricter: no symlink, no `..`).  Returns the fd (O_CLOEXEC). */
+int fs_open_in_root(int dirfd, const char *path, int flags, ck_error_t *err);
+
 /* The fallback fs_open_beneath uses on kernels without openat2 (ENOSYS):
  * walks `rel` one component at a time with O_NOFOLLOW.  Same contract;
  * exposed so that tests exercise it on any kernel. */

@@ -152,33 +152,69 @@ teardown() {
 	[ -f "/var/log/pods/default_crash-e2e-node_$(pod_uid crash)/main/3.log" ]
 }
 
-@test "a changed manifest replaces the pod; a removed manifest removes it" {
-	cat >"$MANIFESTS/app.yaml" <<-'YAML'
+# app.yaml: a pod whose container appends "started-V" to $1/log, and on
+# SIGTERM "term-V", then after 4 s "stopped-V" before it exits.
+write_logging_app() { # DIR V
+	cat >"$MANIFESTS/app.yaml" <<-YAML
 	apiVersion: v1
 	kind: Pod
 	metadata: {name: app}
 	spec:
-	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+	  volumes: [{name: data, hostPath: {path: "$1", type: Directory}}]
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    env: [{name: V, value: "$2"}]
+	    volumeMounts: [{name: data, mountPath: /data}]
+	    command: [sh, -c, 'echo started-\$V >>/data/log; trap "echo term-\$V >>/data/log; sleep 4; echo stopped-\$V >>/data/log; exit 0" TERM; while true; do sleep 1; done']
 	YAML
+}
+
+@test "a changed manifest replaces the pod once the old one stopped; a removed manifest removes it" {
+	data=$BATS_TEST_TMPDIR/data
+	mkdir -p "$data"
+	write_logging_app "$data" 1
 	start_agent "$MANIFESTS"
 	wait_for -t 60 phase_is app Running
 	old_uid=$(pod_uid app)
 	old_ctr=$(running_containers_of app)
-	sed -i 's/"3600"/"3601"/' "$MANIFESTS/app.yaml"
-	wait_for -t 60 eval '[[ -n $(pod_uid app) && $(pod_uid app) != "$old_uid" ]]'
+	write_logging_app "$data" 2
+	wait_for -t 60 eval '[[ $(pod_uid app) == *[a-z0-9]* && $(pod_uid app) != *"$old_uid"* ]]'
 	wait_for -t 60 phase_is app Running
 	new_ctr=$(running_containers_of app)
 	[ -n "$new_ctr" ]
 	[ "$new_ctr" != "$old_ctr" ]
 	run crictl inspect "$new_ctr"
 	[ "$(jq -r '.status.labels["io.kubernetes.pod.uid"]' <<<"$output")" = "$(pod_uid app)" ]
-	[[ $(jq -c '.info.config.command // .info.runtimeSpec.process.args' <<<"$output") == *3601* ]]
+	# upstream's order for static pods of one name: the new pod started
+	# after the old one stopped, its 4 s of cleanup included
+	cat "$data/log"
+	[ "$(cat "$data/log")" = "$(printf 'started-1\nterm-1\nstopped-1\nstarted-2')" ]
 	# the old pod's containers are gone
 	wait_for -t 30 query_empty crictl ps -a -q --label "io.kubernetes.pod.uid=$old_uid"
 	rm "$MANIFESTS/app.yaml"
 	wait_for -t 60 pod_absent app
 	wait_for -t 60 runtime_has_nothing_of app
 	[ ! -e "$CKUBELET_ROOT/pods/$old_uid" ]
+}
+
+@test "a manifest removed and put back while its pod stops: the pod starts again, restart count 1" {
+	data=$BATS_TEST_TMPDIR/data
+	mkdir -p "$data"
+	write_logging_app "$data" 1
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is app Running
+	uid=$(pod_uid app)
+	mv "$MANIFESTS/app.yaml" "$BATS_TEST_TMPDIR/app.yaml"
+	# the pod is told to stop: the manifest comes back (the same pod, the
+	# same UID) before it stopped
+	wait_for -t 30 grep -q term-1 "$data/log"
+	mv "$BATS_TEST_TMPDIR/app.yaml" "$MANIFESTS/app.yaml"
+	wait_for -t 60 eval '[[ $(restart_count app main) == 1 ]] && running_is app main'
+	[ "$(pod_uid app)" = "$uid" ]
+	[ "$(cat "$data/log")" = "$(printf 'started-1\nterm-1\nstopped-1\nstarted-1')" ]
+	# what ran before is the container's last state
+	[ "$(pod_field app '.status.containerStatuses[0].lastState.terminated.exitCode')" = 0 ]
 }
 
 @test "a bad manifest is reported with its file and field; the good pods run" {

@@ -241,3 +241,55 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	wait_for -t 60 eval '[[ $(pod_field neverpull ".status.containerStatuses[0].state.waiting.reason // empty") == ErrImageNeverPull ]]'
 	[ "$(pod_phase neverpull)" = Pending ]
 }
+
+@test "env from a file (fileKeyRef): an init container's env file in an emptyDir gives the app container its keys; a missing key is CreateContainerConfigError" {
+	cat >"$MANIFESTS/envfile.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: envfile}
+	spec:
+	  volumes: [{name: config, emptyDir: {}}]
+	  initContainers:
+	  - name: setup
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, "printf \"# written by setup\\nCONFIG_1='value1'\\nCONFIG_2='two\\nlines'\\n\" >/data/config.env"]
+	    volumeMounts: [{name: config, mountPath: /data}]
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    env:
+	    - {name: CONFIG_1, valueFrom: {fileKeyRef: {volumeName: config, path: config.env, key: CONFIG_1}}}
+	    - {name: CONFIG_2, valueFrom: {fileKeyRef: {volumeName: config, path: config.env, key: CONFIG_2}}}
+	    - {name: ABSENT, valueFrom: {fileKeyRef: {volumeName: config, path: config.env, key: NOPE, optional: true}}}
+	YAML
+	cat >"$MANIFESTS/envfile-missing.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: envfile-missing}
+	spec:
+	  volumes: [{name: config, emptyDir: {}}]
+	  initContainers:
+	  - name: setup
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, "echo \"A='a'\" >/data/config.env"]
+	    volumeMounts: [{name: config, mountPath: /data}]
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    env: [{name: B, valueFrom: {fileKeyRef: {volumeName: config, path: config.env, key: B}}}]
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 running_is envfile main
+	ctr=$(running_containers_of envfile main)
+	[ "$(crictl exec "$ctr" sh -c 'echo "$CONFIG_1"')" = value1 ]
+	[ "$(crictl exec "$ctr" sh -c 'echo "$CONFIG_2"')" = "$(printf 'two\nlines')" ]
+	[ "$(crictl exec "$ctr" sh -c 'echo "${ABSENT-unset}"')" = unset ]
+
+	wait_for -t 60 eval '[[ $(pod_field envfile-missing ".status.containerStatuses[0].state.waiting.reason // empty") == CreateContainerConfigError ]]'
+	msg=$(pod_field envfile-missing '.status.containerStatuses[0].state.waiting.message')
+	echo "$msg"
+	[[ $msg == 'environment variable key "B" not found in file "'*'/volumes/kubernetes.io~empty-dir/config/config.env"' ]]
+	query_empty running_containers_of envfile-missing main
+}

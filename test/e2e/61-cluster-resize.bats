@@ -179,3 +179,70 @@ event_seen() { # POD REASON
 	[ "$(kpod_field "$TEST_NS" small '{.status.containerStatuses[0].allocatedResources.cpu}')" = "${want}m" ]
 	[ "$(kpod_field "$TEST_NS" small '{.status.containerStatuses[0].restartCount}')" = 0 ]
 }
+
+# restart_node: ckubelet again, with the same root directory (its
+# checkpoints) and flags; the first run's log kept.
+restart_node() {
+	stop_node
+	cp "$BATS_FILE_TMPDIR/ckubelet.log" "$BATS_FILE_TMPDIR/ckubelet-$SECONDS.log"
+	BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR start_cluster_node ""
+	wait_for -t 60 -i 0.5 node_ready
+}
+
+@test "resize: a resize deferred when the kubelet stops is decided again when it starts" {
+	kubectl delete pod big small -n "$TEST_NS" --ignore-not-found --wait=true >/dev/null
+	alloc=$(kubectl get node "$CLUSTER_NODE_NAME" -o jsonpath='{.status.allocatable.cpu}')
+	milli=$(python3 -c 'import sys; v=sys.argv[1]; print(int(v[:-1]) if v.endswith("m") else int(v)*1000)' "$alloc")
+	half=$((milli / 2))
+	resources_pod hog "{requests: {cpu: ${half}m}}"
+	resources_pod waits '{requests: {cpu: 100m}}'
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" hog
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" waits
+	id=$(container_id waits main)
+	want=$((milli - half + 100))
+	resize_pod waits "{\"spec\":{\"containers\":[{\"name\":\"main\",\"resources\":{\"requests\":{\"cpu\":\"${want}m\"}}}]}}"
+	wait_for -t 30 -i 0.5 pending_is waits Deferred
+
+	# hog goes while the kubelet is away (forced: no kubelet to stop it)
+	stop_node
+	kubectl delete pod hog -n "$TEST_NS" --force --grace-period=0 --wait=true >/dev/null 2>&1
+	restart_node
+	# the running container is adopted with what was allocated, then resized
+	wait_for -t 60 -i 0.5 resized waits
+	[ "$(container_id waits main)" = "$id" ]
+	[ "$(kpod_field "$TEST_NS" waits '{.status.containerStatuses[0].restartCount}')" = 0 ]
+	[ "$(kpod_field "$TEST_NS" waits '{.status.containerStatuses[0].allocatedResources.cpu}')" = "${want}m" ]
+	uid=$(kpod_uid "$TEST_NS" waits)
+	[ "$(cgroup_value cpu "burstable/pod$uid/$id" cpu.shares)" = "$((want * 1024 / 1000))" ]
+	kubectl delete pod waits -n "$TEST_NS" --wait=true >/dev/null
+}
+
+@test "resize: a memory limit is not lowered below what the container uses; PodResizeInProgress says why until it can be" {
+	resources_pod full '{requests: {cpu: 100m, memory: 96Mi}, limits: {cpu: 100m, memory: 96Mi}}'
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" full
+	uid=$(kpod_uid "$TEST_NS" full)
+	id=$(container_id full main)
+	# 48 MiB of tmpfs pages, charged to the container
+	kubectl exec -n "$TEST_NS" full -c main -- sh -c 'head -c 50331648 /dev/zero >/dev/shm/fill'
+	resize_pod full '{"spec":{"containers":[{"name":"main","resources":{"requests":{"memory":"32Mi"},"limits":{"memory":"32Mi"}}}]}}'
+	in_progress_error() {
+		kubectl get pod full -n "$TEST_NS" -o json | jq -e '.status.conditions[] |
+			select(.type == "PodResizeInProgress" and .reason == "Error") | .message' >/dev/null
+	}
+	wait_for -t 60 -i 0.5 in_progress_error
+	msg=$(kubectl get pod full -n "$TEST_NS" -o json |
+		jq -r '.status.conditions[] | select(.type == "PodResizeInProgress") | .message')
+	echo "$msg"
+	[[ $msg == "cannot decrease memory limits: "*"attempting to set container \"main\" memory limit (33554432) below current usage ("* ]]
+	# nothing was lowered
+	[ "$(cgroup_value memory "pod$uid/$id" memory.limit_in_bytes)" = 100663296 ]
+	[ "$(cgroup_value memory "pod$uid" memory.limit_in_bytes)" = 100663296 ]
+	wait_for -t 30 -i 0.5 event_seen full ResizeError
+
+	# the memory freed, a later sync lowers the limits
+	kubectl exec -n "$TEST_NS" full -c main -- rm /dev/shm/fill
+	wait_for -t 90 -i 1 resized full
+	[ "$(container_id full main)" = "$id" ]
+	[ "$(cgroup_value memory "pod$uid/$id" memory.limit_in_bytes)" = 33554432 ]
+	[ "$(cgroup_value memory "pod$uid" memory.limit_in_bytes)" = 33554432 ]
+}

@@ -143,7 +143,8 @@ static void check_env(const char *text, const struct kv_list *vars)
                 return;
         struct kuberuntime_options opts = {.root_dir = "/nonexistent", .node_name = "n"};
         struct kv_list got = {0};
-        if (kuberuntime__container_env(&opts, pod, &pod->containers[0], NULL, NULL, &got, &err) < 0)
+        if (kuberuntime__container_env(&opts, pod, &pod->containers[0], NULL, NULL, NULL, &got,
+                                       &err) < 0)
                 abort(); /* only values: nothing to fail on */
         /* the reference: each value expanded with the entries before it */
         struct kv_list want = {0};

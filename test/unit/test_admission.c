@@ -261,6 +261,51 @@ static void test_pod_level_resources(void **state)
         pod_unref(p);
 }
 
+/* upstream's appArmorAdmitHandler: on a host without AppArmor, a new pod
+ * that asks for a profile (other than Unconfined) is refused. */
+static void test_apparmor(void **state)
+{
+        (void)state;
+        static const char *const confined[] = {
+            "spec:\n  securityContext: {appArmorProfile: {type: RuntimeDefault}}\n"
+            "  containers: [{name: c, image: x}]\n",
+            "spec:\n  containers: [{name: c, image: x, securityContext: {appArmorProfile: "
+            "{type: Localhost, localhostProfile: p}}}]\n",
+        };
+        struct admission_node off = node, on = node;
+        on.apparmor_enabled = true;
+        struct admission_result r;
+        for (size_t i = 0; i < 2; i++) {
+                char buf[512];
+                snprintf(buf, sizeof(buf), "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n%s",
+                         confined[i]);
+                struct pod *p = test_pod_yaml(buf);
+                admission_check(p, NULL, 0, &off, &r);
+                assert_false(r.admit);
+                assert_string_equal(r.reason, "AppArmor");
+                assert_string_equal(r.message,
+                                    "Cannot enforce AppArmor: AppArmor is not enabled on the host");
+                admission_check(p, NULL, 0, &on, &r);
+                assert_true(r.admit);
+                pod_unref(p);
+        }
+        /* Unconfined asks for nothing; a pod already running is not checked again */
+        struct pod *p =
+            test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: "
+                          "{container.apparmor.security.beta.kubernetes.io/c: unconfined}}\nspec:\n"
+                          "  securityContext: {appArmorProfile: {type: Unconfined}}\n"
+                          "  containers: [{name: c, image: x}]\n");
+        admission_check(p, NULL, 0, &off, &r);
+        assert_true(r.admit);
+        pod_unref(p);
+        p = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: "
+                          "{container.apparmor.security.beta.kubernetes.io/c: runtime/default}}\n"
+                          "spec:\n  containers: [{name: c, image: x}]\nstatus: {phase: Running}\n");
+        admission_check(p, NULL, 0, &off, &r);
+        assert_true(r.admit);
+        pod_unref(p);
+}
+
 static void test_requests_with_init_and_sidecar(void **state)
 {
         (void)state;
@@ -292,6 +337,7 @@ int main(void)
             cmocka_unit_test(test_host_port_conflict),
             cmocka_unit_test(test_requests_with_init_and_sidecar),
             cmocka_unit_test(test_pod_level_resources),
+            cmocka_unit_test(test_apparmor),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

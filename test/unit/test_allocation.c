@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char *tmpdir(void)
 {
@@ -69,30 +71,55 @@ static void test_checksum_vectors(void **state)
         assert_int_equal(go_deep_hash_string("a\"b\\c\n\xc3\xa9"), 986620565u);
 }
 
-/* A checkpoint written by the upstream kubelet is read; what we write is
- * read back, with a checksum upstream's Verify accepts. */
+/* A checkpoint as upstream writes it (this text is what Go's json.Marshal
+ * of upstream's Checkpoint and PodResourceCheckpointInfo, with k8s.io/api
+ * v0.35.8's ResourceRequirements, and DeepHashObject give) is read; what
+ * we write is read back, with a checksum upstream's Verify accepts. */
+static const char UPSTREAM_CHECKPOINT[] =
+    "{\"data\":\"{\\\"entries\\\":{\\\"u1\\\":{\\\"ContainerResources\\\":{"
+    "\\\"c1\\\":{\\\"limits\\\":{\\\"cpu\\\":\\\"25m\\\",\\\"memory\\\":\\\"25Mi\\\"},"
+    "\\\"requests\\\":{\\\"cpu\\\":\\\"25m\\\",\\\"memory\\\":\\\"25Mi\\\"}},"
+    "\\\"c2\\\":{\\\"requests\\\":{\\\"cpu\\\":\\\"1\\\"}}},"
+    "\\\"PodLevelResources\\\":null}}}\",\"checksum\":%u}";
+
 static void test_state_round_trip(void **state)
 {
         (void)state;
         char *dir = tmpdir();
-        const char *data = "{\"entries\":{\"u1\":{\"ContainerResources\":{\"c1\":{\"limits\":{"
-                           "\"cpu\":\"25m\",\"memory\":\"25Mi\"},\"requests\":{\"cpu\":\"25m\","
-                           "\"memory\":\"25Mi\"}}},\"PodLevelResources\":null}}}";
-        json_t *cp = json_pack("{s:s, s:I}", "data", data, "checksum",
-                               (json_int_t)go_deep_hash_string(data));
-        cleanup_free char *text = json_dumps(cp, JSON_COMPACT);
-        json_decref(cp);
-        write_file(dir, "allocated_pods_state", text);
-
+        /* upstream's own file, for a pod uid-like key */
+        const char *up =
+            "{\"data\":\"{\\\"entries\\\":{\\\"2f0a7c9e-1111-4222-8333-944455556666\\\":"
+            "{\\\"ContainerResources\\\":{\\\"c1\\\":{\\\"limits\\\":{\\\"cpu\\\":"
+            "\\\"25m\\\",\\\"memory\\\":\\\"25Mi\\\"},\\\"requests\\\":{\\\"cpu\\\":"
+            "\\\"25m\\\",\\\"memory\\\":\\\"25Mi\\\"}},\\\"c2\\\":{\\\"requests\\\":"
+            "{\\\"cpu\\\":\\\"1\\\"}}},\\\"PodLevelResources\\\":null}}}\","
+            "\"checksum\":1388929123}";
+        write_file(dir, "allocated_pods_state", up);
         struct alloc_state *s = NULL;
         ck_error_t err = NULL;
+        assert_int_equal(alloc_state_open(dir, "allocated_pods_state", &s, &err), 0);
+        json_t *c2 = alloc_state_get(s, "2f0a7c9e-1111-4222-8333-944455556666", "c2");
+        assert_non_null(c2);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(c2, "requests"), "cpu")), "1");
+        json_decref(c2);
+        alloc_state_free(s);
+
+        /* the same layout for another key, checksummed here */
+        const char *data = "{\"entries\":{\"u1\":{\"ContainerResources\":{\"c1\":{\"limits\":{"
+                           "\"cpu\":\"25m\",\"memory\":\"25Mi\"},\"requests\":{\"cpu\":\"25m\","
+                           "\"memory\":\"25Mi\"}},\"c2\":{\"requests\":{\"cpu\":\"1\"}}},"
+                           "\"PodLevelResources\":null}}}";
+        cleanup_free char *text = xasprintf(UPSTREAM_CHECKPOINT, go_deep_hash_string(data));
+        write_file(dir, "allocated_pods_state", text);
+
         assert_int_equal(alloc_state_open(dir, "allocated_pods_state", &s, &err), 0);
         json_t *c1 = alloc_state_get(s, "u1", "c1");
         assert_non_null(c1);
         assert_string_equal(
             json_string_value(json_object_get(json_object_get(c1, "limits"), "memory")), "25Mi");
         json_decref(c1);
-        assert_null(alloc_state_get(s, "u1", "c2"));
+        assert_null(alloc_state_get(s, "u1", "c3"));
         assert_null(alloc_state_get_pod(s, "u2"));
 
         json_t *res = json_pack("{s:{s:s}}", "requests", "cpu", "1");
@@ -159,6 +186,46 @@ static void test_state_corrupt(void **state)
             xasprintf("{\"data\":\"{}\",\"checksum\":%u}", go_deep_hash_string("{}"));
         write_file(dir, "actuated_pods_state", ok);
         assert_int_equal(alloc_state_open(dir, "actuated_pods_state", &s, &err), 0);
+        alloc_state_free(s);
+        remove_dir(dir);
+}
+
+/* A checkpoint that cannot be written changes nothing: what is in memory
+ * stays what is on disk, and the caller sees the error. */
+static void test_state_write_failure(void **state)
+{
+        (void)state;
+        char *dir = tmpdir();
+        struct alloc_state *s = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(alloc_state_open(dir, "allocated_pods_state", &s, &err), 0);
+        json_t *one = json_pack("{s:{s:s}}", "requests", "cpu", "1");
+        assert_int_equal(alloc_state_set(s, "u1", "web", one, &err), 0);
+        cleanup_free char *sub = xasprintf("%s/gone", dir);
+        alloc_state_free(s);
+        /* a state whose directory is gone: every write fails */
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(alloc_state_open(sub, "allocated_pods_state", &s, &err), 0);
+        assert_int_equal(alloc_state_set(s, "u1", "web", one, &err), 0);
+        assert_int_equal(rmdir(sub) == 0 || errno == ENOTEMPTY, 1);
+        cleanup_free char *file = xasprintf("%s/allocated_pods_state", sub);
+        unlink(file);
+        rmdir(sub);
+        json_t *two = json_pack("{s:{s:s}}", "requests", "cpu", "2");
+        assert_int_equal(alloc_state_set(s, "u1", "web", two, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "allocated_pods_state"));
+        ck_error_release(&err);
+        json_t *kept = alloc_state_get(s, "u1", "web");
+        if (!json_equal(kept, one))
+                fail_msg("kept %s", json_dumps(kept, JSON_COMPACT));
+        json_decref(kept);
+        json_t *pod = json_pack("{s:O}", "web", two);
+        assert_int_equal(alloc_state_set_pod(s, "u2", pod, &err), -1);
+        ck_error_release(&err);
+        assert_null(alloc_state_get_pod(s, "u2"));
+        json_decref(pod);
+        json_decref(one);
+        json_decref(two);
         alloc_state_free(s);
         remove_dir(dir);
 }
@@ -291,10 +358,10 @@ static void test_resources_numbers(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_checksum_vectors),  cmocka_unit_test(test_state_round_trip),
-            cmocka_unit_test(test_state_corrupt),     cmocka_unit_test(test_from_pod),
-            cmocka_unit_test(test_resources_equal),   cmocka_unit_test(test_update_pod),
-            cmocka_unit_test(test_resources_numbers),
+            cmocka_unit_test(test_checksum_vectors), cmocka_unit_test(test_state_round_trip),
+            cmocka_unit_test(test_state_corrupt),    cmocka_unit_test(test_state_write_failure),
+            cmocka_unit_test(test_from_pod),         cmocka_unit_test(test_resources_equal),
+            cmocka_unit_test(test_update_pod),       cmocka_unit_test(test_resources_numbers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -626,7 +626,24 @@ static void test_validation_errors(void **state)
              "variable name must consist only of printable ASCII characters other than '='"},
             {META "spec: {containers: [{name: a, image: x, env: [{name: A, valueFrom: {}}]}]}\n",
              "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: "
-             "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"},
+             "`fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"},
+            /* fileKeyRef (EnvFiles): validateFileKeySelector, and an emptyDir */
+            {META "spec: {volumes: [{name: v, emptyDir: {}}], containers: [{name: a, image: x, "
+                  "env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: ../x, key: "
+                  "K}}}]}]}\n",
+             "spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: \"../x\": must "
+             "not contain '..'"},
+            {META "spec: {volumes: [{name: v, emptyDir: {}}], containers: [{name: a, image: x, "
+                  "env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: f}}}]}]}\n",
+             "spec.containers[0].env[0].valueFrom.fileKeyRef.key: Required value"},
+            {META "spec: {containers: [{name: a, image: x, env: [{name: A, valueFrom: "
+                  "{fileKeyRef: {volumeName: v, path: f, key: K}}}]}]}\n",
+             "spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: \"v\""},
+            {META "spec: {volumes: [{name: v, hostPath: {path: /tmp}}], containers: [{name: a, "
+                  "image: x, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: f, "
+                  "key: K}}}]}]}\n",
+             "spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: \"v\": "
+             "referenced volume must be of type emptyDir"},
             {META "spec: {containers: [{name: a, image: x, env: [{name: A, valueFrom: "
                   "{fieldRef: {fieldPath: spec.hostname}}}]}]}\n",
              "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "

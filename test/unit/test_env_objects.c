@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char root[] = "/tmp/ck-test-env-XXXXXX";
 
@@ -402,6 +404,62 @@ static int teardown(void **state)
         return r;
 }
 
+/* valueFrom.fileKeyRef: the file is looked up as if the volume were the
+ * root (upstream's securejoin): an absolute path and in-volume symlinks
+ * work, nothing leads out of it; only a regular file is read (a FIFO would
+ * block the worker). */
+static void test_file_key_refs(void **state)
+{
+        (void)state;
+        cleanup_free char *vol = xasprintf("%s/envvol", root);
+        ck_error_t err = NULL;
+        assert_int_equal(fs_mkdir_p(vol, 0755, &err), 0);
+        cleanup_free char *file = xasprintf("%s/config.env", vol);
+        assert_int_equal(fs_write_file_atomic(file, "K='v'\n", 6, 0644, &err), 0);
+        cleanup_free char *link = xasprintf("%s/link.env", vol);
+        assert_int_equal(symlink("/config.env", link), 0); /* absolute: inside the volume */
+        cleanup_free char *esc = xasprintf("%s/esc.env", vol);
+        assert_int_equal(symlink("../../../../etc/hostname", esc), 0);
+        cleanup_free char *fifo = xasprintf("%s/fifo.env", vol);
+        assert_int_equal(mkfifo(fifo, 0644), 0);
+        struct kv_list paths = {0};
+        kv_list_add(&paths, "config", vol);
+        struct kuberuntime_options o = {.root_dir = root, .node_name = "node1"};
+        static const struct {
+                const char *path;
+                const char *want; /* NULL: an error */
+        } cases[] = {
+            {"config.env", "v"}, {"/config.env", "v"}, {"link.env", "v"},
+            {"esc.env", NULL},   {"fifo.env", NULL},   {"missing.env", NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                cleanup_free char *yaml = xasprintf(
+                    "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: e1}\n"
+                    "spec:\n  volumes: [{name: config, emptyDir: {}}]\n  containers:\n"
+                    "  - name: app\n    image: localhost/busybox:1.35\n"
+                    "    env: [{name: K, valueFrom: {fileKeyRef: {volumeName: config, "
+                    "path: '%s', key: K}}}]\n",
+                    cases[i].path);
+                cleanup_pod struct pod *p = test_pod_yaml(yaml);
+                assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
+                Runtime__V1__ContainerConfig *cfg = NULL;
+                int r = kuberuntime_container_config_with_objects(
+                    &o, p, &p->containers[0], 0, "10.0.0.7", &paths, NULL, &cfg, &err);
+                if (cases[i].want != NULL) {
+                        if (r < 0)
+                                fail_msg("%s: %s", cases[i].path, ck_error_msg(err));
+                        assert_string_equal(env_value(cfg, "K"), cases[i].want);
+                        kuberuntime_container_config_free(cfg);
+                } else {
+                        if (r == 0)
+                                fail_msg("%s: read, want an error", cases[i].path);
+                        assert_string_equal(ck_error_msg(err), "couldn't parse env file");
+                        ck_error_release(&err);
+                }
+        }
+        kv_list_release(&paths);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -413,6 +471,7 @@ int main(void)
             cmocka_unit_test_setup(test_service_links, reset),
             cmocka_unit_test_setup(test_service_links_disabled, reset),
             cmocka_unit_test_setup(test_services_not_yet_listed, reset),
+            cmocka_unit_test_setup(test_file_key_refs, reset),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1184,6 +1184,22 @@ static void test_summary_only_cpu_and_memory(void **state)
         assert_absent(s, "pods[1].memory.rssBytes");
 }
 
+/* The runtime's network without a list of interfaces or a time (containerd
+ * 1.6 gives the default interface alone): the pod's process's reading
+ * instead, which has both, as cAdvisor's. */
+static void test_summary_network_completed_from_procs(void **state)
+{
+        struct fixture *f = *state;
+        write_file(f->cg, "kubepods/burstable/poduid-a/cgroup.procs", "4242\n");
+        ck_error_t err = NULL;
+        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_keys(s, "pods[0].network", "time,name,rxBytes,rxErrors,txBytes,txErrors,interfaces");
+        assert_int_equal(jint(s, "pods[0].network.rxBytes"), 900);
+        assert_int_equal(json_array_size(jget(s, "pods[0].network.interfaces")), 1);
+        assert_string_equal(jstr(s, "pods[0].network.interfaces[0].name"), "eth0");
+}
+
 static void test_summary_from_container_stats(void **state)
 {
         struct fixture *f = *state;
@@ -1579,6 +1595,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_summary_shape, setup, teardown),
             cmocka_unit_test_setup_teardown(test_summary_only_cpu_and_memory, setup, teardown),
             cmocka_unit_test_setup_teardown(test_summary_from_container_stats, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_summary_network_completed_from_procs, setup,
+                                            teardown),
             cmocka_unit_test_setup_teardown(test_summary_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_within_interval, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_concurrent_callers, setup, teardown),

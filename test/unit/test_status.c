@@ -726,6 +726,87 @@ static void test_stopped_pod_being_deleted_is_terminal(void **state)
         pod_unref(pod);
 }
 
+/* upstream TerminatePod: a pod deleted before its container ever started
+ * ends Failed, the container terminated as unknown; a static pod keeps its
+ * phase; init containers up to the last that ran are ended, the rest of
+ * them (and the app containers of a pod never initialized) stay waiting. */
+static void test_terminate_pod(void **state)
+{
+        (void)state;
+        struct pod *pod = make_pod("Always", "", "a");
+        pod->source = POD_SOURCE_API;
+        struct runtime_fixture f;
+        struct status_input in = {
+            .pod = pod,
+            .runtime = make_runtime(&f, NULL, true),
+            .runtime_name = "containerd",
+            .pod_terminal = true,
+            .now_ns = T0,
+        };
+        json_t *s = status_generate(&in);
+        assert_string_equal(str(s, "phase"), "Pending");
+        status_terminate(pod, s);
+        assert_string_equal(str(s, "phase"), "Failed");
+        const json_t *t = json_object_get(
+            json_object_get(json_array_get(json_object_get(s, "containerStatuses"), 0), "state"),
+            "terminated");
+        assert_non_null(t);
+        assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 137);
+        assert_string_equal(str(t, "reason"), "ContainerStatusUnknown");
+        assert_string_equal(str(t, "message"),
+                            "The container could not be located when the pod was terminated");
+        json_decref(s);
+        pod_unref(pod);
+
+        /* static (from a manifest file): the containers ended, the phase
+         * as it was */
+        pod = make_pod("Always", "", "a");
+        assert_true(pod_is_static(pod));
+        in.pod = pod;
+        s = status_generate(&in);
+        status_terminate(pod, s);
+        assert_string_equal(str(s, "phase"), "Pending");
+        assert_non_null(json_object_get(
+            json_object_get(json_array_get(json_object_get(s, "containerStatuses"), 0), "state"),
+            "terminated"));
+        json_decref(s);
+        pod_unref(pod);
+
+        /* init i1 failed and waits for its restart, i2 and i3 never ran */
+        pod = make_pod("Always", "i1,i2,i3", "a");
+        pod->source = POD_SOURCE_API;
+        const struct rc_spec failed[] = {{"i1", CONTAINER_STATE_EXITED, 1}, {0}};
+        in.pod = pod;
+        in.runtime = make_runtime(&f, failed, true);
+        s = status_generate(&in);
+        status_terminate(pod, s);
+        assert_string_equal(str(s, "phase"), "Failed");
+        const json_t *init = json_object_get(s, "initContainerStatuses");
+        assert_int_equal(json_array_size(init), 3);
+        t = json_object_get(json_object_get(json_array_get(init, 0), "state"), "terminated");
+        assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 1);
+        assert_non_null(
+            json_object_get(json_object_get(json_array_get(init, 1), "state"), "waiting"));
+        assert_non_null(
+            json_object_get(json_object_get(json_array_get(init, 2), "state"), "waiting"));
+        assert_non_null(json_object_get(
+            json_object_get(json_array_get(json_object_get(s, "containerStatuses"), 0), "state"),
+            "waiting"));
+        json_decref(s);
+
+        /* none ran: the first init container counts as ended */
+        in.runtime = make_runtime(&f, NULL, true);
+        s = status_generate(&in);
+        status_terminate(pod, s);
+        init = json_object_get(s, "initContainerStatuses");
+        assert_non_null(
+            json_object_get(json_object_get(json_array_get(init, 0), "state"), "terminated"));
+        assert_non_null(
+            json_object_get(json_object_get(json_array_get(init, 1), "state"), "waiting"));
+        json_decref(s);
+        pod_unref(pod);
+}
+
 static void test_rejected_pod(void **state)
 {
         (void)state;
@@ -824,6 +905,7 @@ int main(void)
             cmocka_unit_test(test_vanished_running_container),
             cmocka_unit_test(test_terminal_phase_is_kept),
             cmocka_unit_test(test_rejected_pod),
+            cmocka_unit_test(test_terminate_pod),
             cmocka_unit_test(test_stopped_pod_being_deleted_is_terminal),
             cmocka_unit_test(test_pod_ips_follow_node_family),
             cmocka_unit_test(test_old_terminated_status_survives_gc),
