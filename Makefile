@@ -13,11 +13,11 @@ BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(WARN) -DCK_VERSION=
 CFLAGS      ?= -O2 -g
 LIBS         = $(PKG_LIBS) -lpthread -lm
 
-# The CRI protobuf code is generated from the project's own proto/cri.proto.
-ifneq ($(wildcard proto/cri.proto),)
-GEN_SRCS    := $(BUILD)/gen/cri.pb-c.c
-GEN_HDR     := $(BUILD)/gen/cri.pb-c.h
-endif
+# The protobuf code (CRI, device plugins) is generated from the project's
+# own proto/*.proto.
+PROTOS      := $(wildcard proto/*.proto)
+GEN_SRCS    := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+GEN_HDR     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.h,$(PROTOS))
 LIB_SRCS    := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
 LIB_OBJS    := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRCS))
 ASAN_OBJS   := $(patsubst src/%.c,$(BUILD)/asan/obj/%.o,$(LIB_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/asan/obj/gen/%.o,$(GEN_SRCS))
@@ -34,9 +34,11 @@ all: $(BUILD)/ckubelet $(BUILD)/pause images
 deps:
 	@hack/install-deps
 
-$(BUILD)/gen/cri.pb-c.c $(BUILD)/gen/cri.pb-c.h: proto/cri.proto
+# generated once per proto, never removed as intermediate files
+.SECONDARY: $(GEN_SRCS) $(GEN_HDR)
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/cri.proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
 
 # Every object depends on the generated header, so it exists before use.
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c

@@ -58,6 +58,8 @@ static bool json_quantity(struct dctx *d, json_t *v, const char *path, struct qu
 }
 
 /* Decodes a ResourceList object, rewriting each value canonically. */
+static bool is_native(const char *name);
+
 static void decode_list(struct dctx *d, json_t *obj, const char *path, struct quantity_list *out,
                         struct resource_list *rl)
 {
@@ -87,6 +89,12 @@ static void decode_list(struct dctx *d, json_t *obj, const char *path, struct qu
                 } else if (is_storage) {
                         rl->has_ephemeral_storage = true;
                         rl->ephemeral_storage = value;
+                } else if (!is_native(k) && quantity_value(&q, false, &value)) {
+                        /* an extended resource: whole units (validated below) */
+                        rl->extended =
+                            xrealloc(rl->extended, (rl->n_extended + 1) * sizeof(*rl->extended));
+                        rl->extended[rl->n_extended++] =
+                            (struct resource_count){.name = xstrdup(k), .value = value};
                 }
                 out->items[out->n++] = (struct named_quantity){.name = k, .q = q};
                 cleanup_free char *canon = quantity_string(&q);

@@ -96,8 +96,27 @@ static void security_context_free(struct security_context *sc)
         free(sc);
 }
 
+static void resource_list_release(struct resource_list *l)
+{
+        for (size_t i = 0; i < l->n_extended; i++)
+                free(l->extended[i].name);
+        free(l->extended);
+        l->extended = NULL;
+        l->n_extended = 0;
+}
+
+int64_t resource_list_extended(const struct resource_list *l, const char *name)
+{
+        for (size_t i = 0; i < l->n_extended; i++)
+                if (strcmp(l->extended[i].name, name) == 0)
+                        return l->extended[i].value;
+        return 0;
+}
+
 void container_release(struct container *c)
 {
+        resource_list_release(&c->resources.limits);
+        resource_list_release(&c->resources.requests);
         free(c->name);
         free(c->image);
         str_list_release(&c->command);

@@ -38,13 +38,26 @@ struct str_list {
         size_t n;
 };
 
-/* cpu in millicores, memory and ephemeral-storage in bytes. */
+/* An extended resource (vendor.com/gpu: a '/', not kubernetes.io/) and
+ * its count. */
+struct resource_count {
+        char *name;
+        int64_t value;
+};
+
+/* cpu in millicores, memory and ephemeral-storage in bytes; the extended
+ * resources in spec order (owned: container_release frees them). */
 struct resource_list {
         bool has_cpu, has_memory, has_ephemeral_storage;
         int64_t cpu_milli;
         int64_t memory;
         int64_t ephemeral_storage;
+        struct resource_count *extended;
+        size_t n_extended;
 };
+
+/* The count of extended resource name in l (0 when absent). */
+int64_t resource_list_extended(const struct resource_list *l, const char *name);
 
 struct resource_requirements {
         struct resource_list requests;

@@ -36,7 +36,7 @@ struct srv_stream {
         int32_t id;
         char path[256];
         int64_t timeout_ms;
-        bool bad_path; /* longer than path[] */
+        bool bad_path;            /* longer than path[] */
         struct grpc_response req; /* the request message, parsed as a response is */
         ck_error_t req_err;       /* an oversized or malformed request */
         bool ready;               /* END_STREAM seen: dispatch */
@@ -107,8 +107,7 @@ static ssize_t srv_send(nghttp2_session *session, const uint8_t *data, size_t le
         return (ssize_t)length;
 }
 
-static int srv_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
-                             void *user_data)
+static int srv_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
         (void)user_data;
         if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
@@ -243,8 +242,8 @@ static ssize_t srv_read_body(nghttp2_session *session, int32_t stream_id, uint8_
                     {(uint8_t *)"grpc-message", (uint8_t *)enc, 12, strlen(enc),
                      NGHTTP2_NV_FLAG_NONE},
                 };
-                if (nghttp2_submit_trailer(session, stream_id, trailers,
-                                           st->status != 0 ? 2 : 1) != 0)
+                if (nghttp2_submit_trailer(session, stream_id, trailers, st->status != 0 ? 2 : 1) !=
+                    0)
                         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
         return (ssize_t)n;
@@ -342,8 +341,8 @@ static const struct grpc_method *find_method(const struct grpc_server *s, const 
 
 /* A server-streaming method: the headers at once, then its messages as it
  * sends them, then trailers with its status. */
-static void dispatch_stream(struct srv_conn *c, struct srv_stream *st,
-                            const struct grpc_method *m, const uint8_t *req, size_t req_len)
+static void dispatch_stream(struct srv_conn *c, struct srv_stream *st, const struct grpc_method *m,
+                            const uint8_t *req, size_t req_len)
 {
         st->conn = c;
         st->streaming = true;

@@ -63,6 +63,27 @@ void admission_pod_requests_actual(const struct pod *pod, const json_t *actual, 
         *memory = init_mem > mem ? init_mem : mem;
 }
 
+int64_t admission_pod_extended_request(const struct pod *pod, const char *name)
+{
+        int64_t sum = 0, side = 0, init = 0;
+        for (size_t i = 0; i < pod->n_containers; i++)
+                sum = ck_add_sat(
+                    sum, resource_list_extended(&pod->containers[i].resources.requests, name));
+        for (size_t i = 0; i < pod->n_init_containers; i++) {
+                const struct container *c = &pod->init_containers[i];
+                int64_t r = resource_list_extended(&c->resources.requests, name), need;
+                if (container_is_sidecar(c)) {
+                        sum = ck_add_sat(sum, r);
+                        side = ck_add_sat(side, r);
+                        need = side;
+                } else {
+                        need = ck_add_sat(r, side);
+                }
+                init = need > init ? need : init;
+        }
+        return init > sum ? init : sum;
+}
+
 void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)
 {
         admission_pod_requests_actual(pod, NULL, cpu_milli, memory);
@@ -180,6 +201,20 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                 return;
         }
 
+        /* upstream's topology manager handler: the devices */
+        if (node->allocate_devices != NULL) {
+                ck_error_t err = NULL;
+                if (node->allocate_devices(node->devices_ctx, pod, &err) < 0) {
+                        out->admit = false;
+                        snprintf(out->reason, sizeof(out->reason), "UnexpectedAdmissionError");
+                        snprintf(out->message, sizeof(out->message),
+                                 "Allocate failed due to %s, which is unexpected",
+                                 ck_error_msg(err));
+                        ck_error_release(&err);
+                        return;
+                }
+        }
+
         /* What preemption cannot help, first (upstream's predicateAdmitHandler):
          * the pod's kubernetes.io/os label (the node's label is linux), then
          * its spec.os. */
@@ -220,6 +255,20 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
         if (mem > 0 && ck_add_sat(used_mem, mem) > node->allocatable_memory) {
                 insufficient(out, "memory", mem, used_mem, node->allocatable_memory);
                 return;
+        }
+        /* extended resources the node has (the others are not the node's
+         * to check) */
+        for (size_t e = 0; e < node->n_extended; e++) {
+                const char *name = node->extended[e].name;
+                int64_t req = admission_pod_extended_request(pod, name), used = 0;
+                if (req <= 0)
+                        continue;
+                for (size_t i = 0; i < n_active; i++)
+                        used = ck_add_sat(used, admission_pod_extended_request(active[i], name));
+                if (ck_add_sat(used, req) > node->extended[e].value) {
+                        insufficient(out, name, req, used, node->extended[e].value);
+                        return;
+                }
         }
         for (size_t i = 0; i < n_active; i++) {
                 if (pod_ports_conflict(pod, active[i])) {

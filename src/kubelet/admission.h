@@ -2,14 +2,17 @@
 /*
  * Pod admission (upstream pkg/kubelet/lifecycle/predicate.go, the kubelet's
  * admit handlers in their order): the sysctl allowlist (kubelet/sysctl.h),
- * then the predicateAdmitHandler's checks: the pod's OS (label and spec.os),
- * max pods, cpu and memory requests against node allocatable, host port
- * conflicts, AppArmor, pod-level resources.  Pure: unit-tested from tables.
+ * the device plugins' allocation (a callback), then the
+ * predicateAdmitHandler's checks: the pod's OS (label and spec.os), max
+ * pods, cpu, memory and extended resource requests against node
+ * allocatable, host port conflicts.  Pure (but for the callback):
+ * unit-tested from tables.
  */
 #ifndef CK_KUBELET_ADMISSION_H
 #define CK_KUBELET_ADMISSION_H
 
 #include "api/pod.h"
+#include "util/error.h"
 
 #include <jansson.h>
 
@@ -26,11 +29,21 @@ struct admission_node {
         /* the host enforces AppArmor (upstream apparmor.IsEnabled, read
          * once at start): else a pod that asks for a profile is refused */
         bool apparmor_enabled;
+        /* the device plugins' devices for the pod's containers (upstream's
+         * topology manager admit handler, after the sysctls, before the
+         * predicates): -1 with err when they cannot be had.  NULL: none. */
+        int (*allocate_devices)(void *ctx, const struct pod *pod, ck_error_t *err);
+        void *devices_ctx;
+        /* the extended resources the node offers (allocatable); a request
+         * of another extended resource is not checked (upstream: a cluster
+         * level resource) */
+        const struct resource_count *extended;
+        size_t n_extended;
 };
 
 struct admission_result {
         bool admit;
-        char reason[320];  /* OutOfcpu, OutOfmemory, OutOf<extended>, NodePorts... */
+        char reason[320];   /* OutOfcpu, OutOfmemory, OutOf<extended>, NodePorts... */
         char message[1024]; /* upstream's wording */
 };
 
@@ -48,6 +61,10 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
 /* Whether the host enforces AppArmor: /sys/module/apparmor/parameters/
  * enabled says "Y" (runc's apparmor.IsEnabled). */
 bool admission_apparmor_enabled(void);
+
+/* A pod's effective request of the extended resource name, as
+ * admission_pod_requests counts cpu. */
+int64_t admission_pod_extended_request(const struct pod *pod, const char *name);
 
 /* A pod's effective request (upstream resource helpers: the max of the sum of
  * app containers and each init container; sidecars add up), saturating. */

@@ -4,6 +4,7 @@
 #include "client/kubeconfig.h"
 #include "envvars/envvars.h"
 #include "kubelet/admission.h"
+#include "devicemanager/devicemanager.h"
 #include "kubelet/kubelet_internal.h"
 #include "kubelet/sysctl.h"
 #include "metrics/kubelet_metrics.h"
@@ -311,16 +312,89 @@ static bool api_phase_terminal(const struct pod *pod)
         return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 }
 
+static int admit_devices(void *ctx, const struct pod *pod, ck_error_t *err)
+{
+        return devicemanager_allocate(ctx, pod, err);
+}
+
+static bool is_extended_name(const char *name)
+{
+        return strchr(name, '/') != NULL && strstr(name, "kubernetes.io/") == NULL;
+}
+
+static void extended_set(struct resource_count **l, size_t *n, const char *name, int64_t v)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp((*l)[i].name, name) == 0) {
+                        (*l)[i].value = v;
+                        return;
+                }
+        *l = xrealloc(*l, (*n + 1) * sizeof(**l));
+        (*l)[(*n)++] = (struct resource_count){.name = xstrdup(name), .value = v};
+}
+
+/* The node's allocatable extended resources for the fit check (upstream
+ * getNodeAnyWay: the Node as the apiserver has it, else what this kubelet
+ * would report), raised to what pods hold of the device plugins'
+ * (UpdatePluginResources). */
+static struct resource_count *node_extended(struct kubelet *kl, size_t *n)
+{
+        struct resource_count *l = NULL;
+        *n = 0;
+        cleanup_json json_t *node = kl->node_agent ? node_agent_get_node(kl->node_agent) : NULL;
+        if (node != NULL) {
+                const char *k;
+                json_t *v;
+                json_object_foreach(json_object_get(json_object_get(node, "status"), "allocatable"),
+                                    k, v)
+                {
+                        int64_t q = 0;
+                        cleanup_error ck_error_t e = NULL;
+                        if (is_extended_name(k) && json_is_string(v) &&
+                            api_parse_quantity(json_string_value(v), false, &q, &e) == 0)
+                                extended_set(&l, n, k, q);
+                }
+        } else {
+                struct devicemanager_resource *res;
+                size_t nr;
+                devicemanager_resources(kl->devices, &res, &nr);
+                for (size_t i = 0; i < nr; i++)
+                        extended_set(&l, n, res[i].name,
+                                     res[i].allocatable >= 0 ? res[i].allocatable
+                                                             : res[i].capacity);
+                devicemanager_capacity_free(res, nr, NULL, 0);
+        }
+        struct devicemanager_resource *held;
+        size_t nh;
+        devicemanager_allocated(kl->devices, &held, &nh);
+        for (size_t i = 0; i < nh; i++) {
+                int64_t have = -1;
+                for (size_t k = 0; k < *n; k++)
+                        if (strcmp(l[k].name, held[i].name) == 0)
+                                have = l[k].value;
+                if (have < held[i].capacity)
+                        extended_set(&l, n, held[i].name, held[i].capacity);
+        }
+        devicemanager_capacity_free(held, nh, NULL, 0);
+        return l;
+}
+
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
         struct cm_node_resources res;
         cm_node_resources(kl->cm, &res);
+        size_t n_ext = 0;
+        struct resource_count *ext = node_extended(kl, &n_ext);
         struct admission_node node = {
             .allocatable_cpu_milli = res.allocatable_cpu_milli,
             .allocatable_memory = res.allocatable_memory,
             .max_pods = kl->cfg->max_pods,
             .sysctls = kl->sysctls,
             .apparmor_enabled = kl->apparmor_enabled,
+            .allocate_devices = kl->devices ? admit_devices : NULL,
+            .devices_ctx = kl->devices,
+            .extended = ext,
+            .n_extended = n_ext,
         };
         struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
         size_t n = 0;
@@ -333,6 +407,9 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         struct admission_result ar;
         admission_check(r->alloc, active, n, &node, &ar);
         free(active);
+        for (size_t i = 0; i < n_ext; i++)
+                free(ext[i].name);
+        free(ext);
         r->admitted = true;
         if (!ar.admit)
                 reject(kl, r, &ar);
@@ -424,6 +501,15 @@ static void finished_prune(struct kubelet *kl, const struct kl_event *ev)
                 free(kl->finished[i].uid);
                 kl->finished[i--] = kl->finished[--kl->n_finished];
         }
+}
+
+/* upstream activePods for the device manager (on the sync loop thread,
+ * during admission): a pod known and not finished holds its devices. */
+static bool kl_pod_active(void *ctx, const char *uid)
+{
+        struct kubelet *kl = ctx;
+        struct pod_record *r = record_find(kl, uid);
+        return r != NULL && !r->rejected && !r->terminal;
 }
 
 /* A new record for p (a source's ADD): admitted, or stopped at once when
@@ -874,6 +960,14 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
                 kubelet_free(kl);
                 return ck_error_wrap(err, "container manager");
         }
+        /* upstream's container manager starts its device manager: the
+         * Registration socket device plugins look for */
+        struct devicemanager_options dmo = {
+            .dir = DEVICEMANAGER_DIR, .pod_active = kl_pod_active, .ctx = kl};
+        if (devicemanager_start(&dmo, &kl->devices, err) < 0) {
+                kubelet_free(kl);
+                return ck_error_wrap(err, "container manager");
+        }
         kl->rt_opts = (struct kuberuntime_options){
             .root_dir = cfg->root_dir,
             .pod_logs_dir = cfg->pod_logs_dir,
@@ -890,6 +984,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
             /* upstream ContainerLogsDir, not configurable there either */
             .legacy_logs_dir = KL_LEGACY_LOGS_DIR,
+            .devices = kl->devices,
         };
         if (cfg->kubeconfig && *cfg->kubeconfig && cluster_mode_new(kl, err) < 0) {
                 kubelet_free(kl);
@@ -1000,6 +1095,26 @@ static char *node_runtime_version(void *opaque)
         return s;
 }
 
+/* The device plugins' share of the node status (upstream
+ * GetDevicePluginResourceCapacity). */
+static void node_device_resources(void *opaque, struct node_device_resource **res, size_t *n,
+                                  char ***removed, size_t *n_removed)
+{
+        struct kubelet *kl = opaque;
+        struct devicemanager_resource *dr;
+        size_t nd;
+        devicemanager_capacity(kl->devices, &dr, &nd, removed, n_removed);
+        *res = xcalloc(nd + 1, sizeof(**res));
+        for (size_t i = 0; i < nd; i++)
+                (*res)[i] = (struct node_device_resource){
+                    .name = xstrdup(dr[i].name),
+                    .capacity = dr[i].capacity,
+                    .allocatable = dr[i].allocatable,
+                };
+        *n = nd;
+        devicemanager_capacity_free(dr, nd, NULL, 0);
+}
+
 /* Registers the node and keeps its status and Lease current (src/node).
  * Started before the runtime is up: the node shows NotReady meanwhile. */
 static int start_node_agent(struct kubelet *kl, ck_error_t *err)
@@ -1023,6 +1138,7 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
             .reserved_memory = kl->reserved_memory,
             .runtime_ready = node_runtime_ready,
             .runtime_version = node_runtime_version,
+            .device_resources = node_device_resources,
             .opaque = kl,
         };
         if (node_agent_start(&no, &kl->node_agent, err) < 0)
@@ -1160,6 +1276,7 @@ bool kubelet_free(struct kubelet *kl)
         kl->server = NULL;
         status_manager_stop(kl->sm);
         node_agent_stop(kl->node_agent);
+        devicemanager_stop(kl->devices); /* after its users: workers, node status */
         cri_client_free(kl->node_cri);
         event_recorder_free(kl->recorder);
         kube_objects_rest_free(kl->kube);

@@ -98,6 +98,7 @@ struct kl_recent {
 struct kubelet {
         const struct kubelet_config *cfg;
         struct cm *cm;
+        struct devicemanager *devices;    /* device plugins (upstream cm's device manager) */
         struct sysctl_allowlist *sysctls; /* admission: safe + allowedUnsafeSysctls */
         struct kuberuntime *rt;
         struct kuberuntime_options rt_opts;

@@ -11,6 +11,7 @@
  * upstream creates it next to this step.
  */
 #include "kuberuntime/builders.h"
+#include "devicemanager/devicemanager.h"
 #include "kuberuntime/builders_internal.h"
 
 #include "util/xalloc.h"
@@ -85,6 +86,61 @@ int kuberuntime_container_config(const struct kuberuntime_options *opts, const s
                                                          volume_paths, NULL, out, err);
 }
 
+/* The device plugins' share of the config (upstream: the container
+ * manager's run options come first): their environment before the
+ * container's, their mounts before the volumes' (the mounts are prepended
+ * once those are made), their devices, annotations the kubelet's own keys
+ * then override, CDI devices. */
+static void add_device_options(Runtime__V1__ContainerConfig *cfg,
+                               const struct devicemanager_container_options *d)
+{
+        add_envs(cfg, &d->envs);
+        for (size_t i = 0; i < d->n_devices; i++) {
+                Runtime__V1__Device *dv = xmalloc(sizeof(*dv));
+                runtime__v1__device__init(dv);
+                dv->container_path = xstrdup(d->devices[i].container_path);
+                dv->host_path = xstrdup(d->devices[i].host_path);
+                dv->permissions = xstrdup(d->devices[i].permissions);
+                cfg->devices = xrealloc(cfg->devices, (cfg->n_devices + 1) * sizeof(*cfg->devices));
+                cfg->devices[cfg->n_devices++] = dv;
+        }
+        const ProtobufCMessageDescriptor *ad =
+            &runtime__v1__container_config__annotations_entry__descriptor;
+        for (size_t i = 0; i < d->annotations.n; i++)
+                KR_MAP_SET(cfg, annotations, *ad, d->annotations.items[i].key,
+                           d->annotations.items[i].value);
+        for (size_t i = 0; i < d->n_cdi_devices; i++) {
+                Runtime__V1__CDIDevice *cd = xmalloc(sizeof(*cd));
+                runtime__v1__cdidevice__init(cd);
+                cd->name = xstrdup(d->cdi_devices[i]);
+                cfg->cdi_devices = xrealloc(cfg->cdi_devices,
+                                            (cfg->n_cdi_devices + 1) * sizeof(*cfg->cdi_devices));
+                cfg->cdi_devices[cfg->n_cdi_devices++] = cd;
+        }
+}
+
+/* The device plugins' mounts, first of the list. */
+static void prepend_device_mounts(Runtime__V1__ContainerConfig *cfg,
+                                  const struct devicemanager_container_options *d)
+{
+        if (d->n_mounts == 0)
+                return;
+        Runtime__V1__Mount **all = xcalloc(d->n_mounts + cfg->n_mounts + 1, sizeof(*all));
+        for (size_t i = 0; i < d->n_mounts; i++) {
+                Runtime__V1__Mount *mt = xmalloc(sizeof(*mt));
+                runtime__v1__mount__init(mt);
+                mt->container_path = xstrdup(d->mounts[i].container_path);
+                mt->host_path = xstrdup(d->mounts[i].host_path);
+                mt->readonly = d->mounts[i].read_only;
+                all[i] = mt;
+        }
+        for (size_t i = 0; i < cfg->n_mounts; i++)
+                all[d->n_mounts + i] = cfg->mounts[i];
+        free(cfg->mounts);
+        cfg->mounts = all;
+        cfg->n_mounts += d->n_mounts;
+}
+
 int kuberuntime_container_config_with_objects(const struct kuberuntime_options *opts,
                                               const struct pod *pod, const struct container *c,
                                               int32_t restart_count, const char *pod_ip,
@@ -93,9 +149,14 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
                                               Runtime__V1__ContainerConfig **out, ck_error_t *err)
 {
         struct kv_list env = {0};
+        struct devicemanager_container_options dev = {0};
         Runtime__V1__ContainerConfig *cfg = xmalloc(sizeof(*cfg));
         runtime__v1__container_config__init(cfg);
 
+        /* upstream GenerateRunContainerOptions: the devices first
+         * (PreStartContainer), then the environment */
+        if (devicemanager_container_options(opts->devices, pod, c, &dev, err) < 0)
+                goto fail;
         if (kuberuntime__container_env(opts, pod, c, pod_ip, kube, volume_paths, &env, err) < 0)
                 goto fail;
         if (kuberuntime__verify_run_as_non_root(pod, c, err) < 0)
@@ -113,8 +174,16 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
         image->user_specified_image = xstrdup(c->image ? c->image : "");
         cfg->image = image;
 
-        add_expanded(&cfg->n_command, &cfg->command, &c->command, &env);
-        add_expanded(&cfg->n_args, &cfg->args, &c->args, &env);
+        /* $(VAR) in command and args sees the devices' variables too */
+        struct kv_list all_env = {0};
+        for (size_t i = 0; i < dev.envs.n; i++)
+                kv_list_add(&all_env, dev.envs.items[i].key, dev.envs.items[i].value);
+        for (size_t i = 0; i < env.n; i++)
+                kv_list_add(&all_env, env.items[i].key, env.items[i].value);
+        add_expanded(&cfg->n_command, &cfg->command, &c->command, &all_env);
+        add_expanded(&cfg->n_args, &cfg->args, &c->args, &all_env);
+        kv_list_release(&all_env);
+        add_device_options(cfg, &dev);
         if (c->working_dir != NULL)
                 cfg->working_dir = xstrdup(c->working_dir);
         kuberuntime__container_labels(pod, c, restart_count, cfg);
@@ -135,13 +204,16 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
         /* last: creates the termination-log file */
         if (kuberuntime__container_mounts(opts, pod, c, pod_ip, &env, volume_paths, cfg, err) < 0)
                 goto fail;
+        prepend_device_mounts(cfg, &dev);
 
         add_envs(cfg, &env);
         kv_list_release(&env);
+        devicemanager_container_options_release(&dev);
         *out = cfg;
         return 0;
 fail:
         kv_list_release(&env);
+        devicemanager_container_options_release(&dev);
         kuberuntime_container_config_free(cfg);
         /* unwrapped: the container's waiting message and its event show
          * the cause alone, as upstream's */

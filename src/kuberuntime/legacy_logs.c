@@ -39,8 +39,8 @@ char *kuberuntime__legacy_log_link(const struct kuberuntime *rt, const char *con
                 return NULL;
         char name[EXT4_NAME_MAX + 1];
         /* upstream logSymlink: the name cut to 255 bytes with its suffix */
-        snprintf(name, EXT4_NAME_MAX + 1 - strlen(LEGACY_SUFFIX), "%s_%s_%s-%s", pod, ns,
-                 container, container_id);
+        snprintf(name, EXT4_NAME_MAX + 1 - strlen(LEGACY_SUFFIX), "%s_%s_%s-%s", pod, ns, container,
+                 container_id);
         return xasprintf("%s/%s" LEGACY_SUFFIX, dir, name);
 }
 
@@ -57,8 +57,8 @@ void kuberuntime__legacy_log_create(const struct kuberuntime *rt, const char *co
         if (stat(log_path, &st) < 0 && errno == ENOENT)
                 return;
         if (mkdir(rt->opts.legacy_logs_dir, 0755) < 0 && errno != EEXIST) {
-                LOG_WARN("Failed to create the legacy container log directory", "path=\"%s\" err=\"%s\"",
-                         rt->opts.legacy_logs_dir, strerror(errno));
+                LOG_WARN("Failed to create the legacy container log directory",
+                         "path=\"%s\" err=\"%s\"", rt->opts.legacy_logs_dir, strerror(errno));
                 return;
         }
         if (symlink(log_path, link) < 0)

@@ -138,6 +138,10 @@ struct kuberuntime_options {
         /* where the legacy log links go (/var/log/containers); NULL or "":
          * none are made */
         const char *legacy_logs_dir;
+        /* the device plugins' answers for containers that have devices
+         * (environment, mounts, devices, annotations, CDI devices); NULL:
+         * none (borrowed, outlives the manager) */
+        struct devicemanager *devices;
 };
 
 struct kuberuntime;

@@ -10,7 +10,7 @@
 static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
     *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
-    *rest_requests, *probe_total, *probe_duration;
+    *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -130,6 +130,23 @@ static void init(void)
                                                .type = METRICS_HISTOGRAM,
                                                .label_names = probe_d_l,
                                                .n_labels = 4});
+        static const char *const resource_l[] = {"resource_name"};
+        dp_registrations = reg(
+            legacy, &(struct metrics_opts){.name = "kubelet_device_plugin_registration_total",
+                                           .help = "Cumulative number of device plugin "
+                                                   "registrations. Broken down by resource name.",
+                                           .type = METRICS_COUNTER,
+                                           .label_names = resource_l,
+                                           .n_labels = 1});
+        /* Prometheus' DefBuckets: the histogram's default */
+        dp_alloc_duration = reg(
+            legacy, &(struct metrics_opts){.name = "kubelet_device_plugin_alloc_duration_seconds",
+                                           .help = "Duration in seconds to serve a device plugin "
+                                                   "Allocation request. Broken down by resource "
+                                                   "name.",
+                                           .type = METRICS_HISTOGRAM,
+                                           .label_names = resource_l,
+                                           .n_labels = 1});
         ck_error_t err = NULL;
         if (metrics_register_process(legacy, &err) < 0) {
                 LOG_ERROR("Cannot register the process metrics", "err=\"%s\"", ck_error_msg(err));
@@ -292,4 +309,14 @@ void kmetrics_probe_forget(const char *probe_type, const char *container, const 
                 metrics_child_delete(probe_duration,
                                      (const char *const[]){probe_type, container, pod, namespace_});
         pthread_mutex_unlock(&probe_mu);
+}
+
+void kmetrics_device_plugin_registration(const char *resource)
+{
+        inc(&dp_registrations, (const char *const[]){resource});
+}
+
+void kmetrics_device_plugin_alloc(const char *resource, double seconds)
+{
+        observe(&dp_alloc_duration, (const char *const[]){resource}, seconds);
 }

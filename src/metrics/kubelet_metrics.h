@@ -60,6 +60,13 @@ void kmetrics_probe(const char *probe_type, const char *result, const char *cont
 void kmetrics_probe_forget(const char *probe_type, const char *container, const char *pod,
                            const char *namespace_, const char *pod_uid);
 
+/* kubelet_device_plugin_registration_total{resource_name}: a Register
+ * call, whatever its outcome (counted before it is checked). */
+void kmetrics_device_plugin_registration(const char *resource);
+/* kubelet_device_plugin_alloc_duration_seconds{resource_name}: an
+ * Allocate call to a plugin, failed or not. */
+void kmetrics_device_plugin_alloc(const char *resource, double seconds);
+
 /* The operation_type upstream's instrumented CRI services record for a
  * method name into out ("PodSandboxStatus" -> "podsandbox_status"). */
 void kmetrics_operation_type(const char *method, char *out, size_t size);

@@ -29,6 +29,8 @@ struct node_agent {
         int64_t reserved_cpu_milli, reserved_memory;
         bool (*runtime_ready)(void *opaque, char **message);
         char *(*runtime_version)(void *opaque);
+        void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
+                                 char ***removed, size_t *n_removed);
         void *opaque;
         struct node_machine_info machine;
 

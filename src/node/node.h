@@ -44,6 +44,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* An extended resource of the device plugins: its devices, the healthy
+ * ones (-1: as capacity). */
+struct node_device_resource {
+        char *name;
+        int64_t capacity;
+        int64_t allocatable;
+};
+
 struct node_agent_options {
         const struct rest_config *api;     /* copied */
         struct rest_ratelimiter *rl;       /* borrowed, may be NULL; must outlive the agent */
@@ -71,6 +79,11 @@ struct node_agent_options {
         /* "containerd://1.6.20" (a new string), or NULL while unknown (reported
          * as "Unknown").  NULL callback: "Unknown". */
         char *(*runtime_version)(void *opaque);
+        /* The device plugins' resources for this status (upstream
+         * GetDevicePluginResourceCapacity): *res and the names of removed
+         * ones, new arrays the agent frees (strings included).  NULL: none. */
+        void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
+                                 char ***removed, size_t *n_removed);
         void *opaque;
 };
 

@@ -9,6 +9,7 @@
 #define CK_NODE_NODE_INTERNAL_H
 
 #include "api/pod.h"
+#include "node/node.h"
 #include "util/error.h"
 
 #include <jansson.h>
@@ -95,6 +96,12 @@ struct node_status_inputs {
         bool runtime_ready;
         const char *not_ready_message; /* when !runtime_ready */
         int64_t now_ns;                /* wall clock for the condition times */
+        /* the device plugins' resources, and those they took away since
+         * the last status (reported 0, and kept at 0) */
+        const struct node_device_resource *devices;
+        size_t n_devices;
+        char *const *removed_devices;
+        size_t n_removed_devices;
 };
 
 /* Events the status setters ask to record (upstream recordNodeStatusEvent

@@ -121,12 +121,28 @@ static void set_machine_info(json_t *status, const struct node_status_inputs *in
                 set_owned_str(cap, "ephemeral-storage",
                               node_quantity_binary(mi->ephemeral_storage));
 
+        /* the device plugins' resources; a removed one stays, at 0 (upstream
+         * keeps the key: the resource is a device plugin's) */
+        for (size_t i = 0; i < in->n_devices; i++)
+                set_owned_str(cap, in->devices[i].name,
+                              node_quantity_decimal_milli(in->devices[i].capacity * 1000));
+        for (size_t i = 0; i < in->n_removed_devices; i++)
+                set_str(cap, in->removed_devices[i], "0");
+
         /* Allocatable: capacity minus the reservation (system + kube reserved
          * + the hard eviction thresholds), never negative; memory also minus
          * the huge pages (upstream MachineInfo setter). */
         json_t *alloc = child_object(status, "allocatable");
         const char *key;
         json_t *v;
+        void *tmp;
+        /* an extended resource no longer in capacity leaves allocatable */
+        json_object_foreach_safe(alloc, tmp, key, v)
+        {
+                if (strchr(key, '/') != NULL && strstr(key, "kubernetes.io/") == NULL &&
+                    json_object_get(cap, key) == NULL)
+                        json_object_del(alloc, key);
+        }
         json_object_foreach(cap, key, v)
         {
                 if (strcmp(key, "cpu") == 0) {
@@ -146,6 +162,13 @@ static void set_machine_info(json_t *status, const struct node_status_inputs *in
                         json_object_set(alloc, key, v);
                 }
         }
+        /* the healthy devices (a resource whose devices are all unhealthy
+         * from the start keeps allocatable = capacity, as upstream) */
+        for (size_t i = 0; i < in->n_devices; i++)
+                if (in->devices[i].allocatable >= 0)
+                        set_owned_str(
+                            alloc, in->devices[i].name,
+                            node_quantity_decimal_milli(in->devices[i].allocatable * 1000));
 }
 
 static void set_version_info(json_t *status, const struct node_status_inputs *in)

@@ -30,6 +30,10 @@ struct runtime_facts {
         bool ready;
         char *message;
         char *version;
+        struct node_device_resource *devices;
+        size_t n_devices;
+        char **removed;
+        size_t n_removed;
 };
 
 static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
@@ -39,12 +43,24 @@ static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
         f->version = a->runtime_version ? a->runtime_version(a->opaque) : NULL;
         if (a->runtime_ready)
                 f->ready = a->runtime_ready(a->opaque, &f->message);
+        f->devices = NULL;
+        f->removed = NULL;
+        f->n_devices = f->n_removed = 0;
+        if (a->device_resources)
+                a->device_resources(a->opaque, &f->devices, &f->n_devices, &f->removed,
+                                    &f->n_removed);
 }
 
 static void runtime_facts_clear(struct runtime_facts *f)
 {
         free(f->message);
         free(f->version);
+        for (size_t i = 0; i < f->n_devices; i++)
+                free(f->devices[i].name);
+        free(f->devices);
+        for (size_t i = 0; i < f->n_removed; i++)
+                free(f->removed[i]);
+        free(f->removed);
 }
 
 static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
@@ -64,6 +80,10 @@ static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
             .runtime_ready = f->ready,
             .not_ready_message = f->message,
             .now_ns = fs_now_real_ns(),
+            .devices = f->devices,
+            .n_devices = f->n_devices,
+            .removed_devices = f->removed,
+            .n_removed_devices = f->n_removed,
         };
 }
 

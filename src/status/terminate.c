@@ -85,7 +85,6 @@ void status_terminate(const struct pod *pod, json_t *status)
         if (pod_is_static(pod))
                 return;
         const char *phase = status_get_str(status, "phase");
-        if (phase == NULL ||
-            (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0))
+        if (phase == NULL || (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0))
                 json_object_set_new(status, "phase", json_string("Failed"));
 }

@@ -261,6 +261,78 @@ static void test_pod_level_resources(void **state)
         pod_unref(p);
 }
 
+static int refuse_devices(void *ctx, const struct pod *pod, ck_error_t *err)
+{
+        (void)pod;
+        int *calls = ctx;
+        (*calls)++;
+        return ck_error_make(err, 0,
+                             "no healthy devices present; cannot allocate unhealthy devices "
+                             "example.com/gpu");
+}
+
+static int accept_devices(void *ctx, const struct pod *pod, ck_error_t *err)
+{
+        (void)pod;
+        (void)err;
+        int *calls = ctx;
+        (*calls)++;
+        return 0;
+}
+
+static struct pod *gpu_pod(const char *name, int app, int init)
+{
+        char buf[1024];
+        snprintf(buf, sizeof(buf),
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n"
+                 "  initContainers:\n  - name: i\n    image: busybox:1.35\n"
+                 "    resources: {limits: {example.com/gpu: %d}}\n"
+                 "  containers:\n  - name: c\n    image: busybox:1.35\n"
+                 "    resources: {limits: {example.com/gpu: %d, other.io/x: 5}}\n",
+                 name, init, app);
+        return test_pod_yaml(buf);
+}
+
+/* Extended resources: the device plugins' allocation comes after the
+ * sysctls and before the fit (UnexpectedAdmissionError, upstream's
+ * message); the fit counts the resources the node has, as requests (the
+ * larger of the app containers' sum and an init container's), and not
+ * those it does not know. */
+static void test_extended_resources(void **state)
+{
+        (void)state;
+        struct resource_count ext[] = {{.name = "example.com/gpu", .value = 2}};
+        int calls = 0;
+        struct admission_node n = node;
+        n.extended = ext;
+        n.n_extended = 1;
+        n.allocate_devices = refuse_devices;
+        n.devices_ctx = &calls;
+        struct pod *a = gpu_pod("a", 1, 0);
+        assert_int_equal(admission_pod_extended_request(a, "example.com/gpu"), 1);
+        struct admission_result r;
+        admission_check(a, NULL, 0, &n, &r);
+        assert_false(r.admit);
+        assert_int_equal(calls, 1);
+        assert_string_equal(r.reason, "UnexpectedAdmissionError");
+        assert_string_equal(r.message,
+                            "Allocate failed due to no healthy devices present; cannot allocate "
+                            "unhealthy devices example.com/gpu, which is unexpected");
+        n.allocate_devices = accept_devices;
+        admission_check(a, NULL, 0, &n, &r);
+        assert_true(r.admit); /* other.io/x: not the node's to check */
+        /* init 2 > app 1: the pod needs 2; with a holding 1, 3 > 2 */
+        struct pod *b = gpu_pod("b", 1, 2);
+        assert_int_equal(admission_pod_extended_request(b, "example.com/gpu"), 2);
+        admission_check(b, &a, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfexample.com/gpu");
+        assert_string_equal(r.message, "Node didn't have enough resource: example.com/gpu, "
+                                       "requested: 2, used: 1, capacity: 2");
+        pod_unref(a);
+        pod_unref(b);
+}
+
 /* upstream's appArmorAdmitHandler: on a host without AppArmor, a new pod
  * that asks for a profile (other than Unconfined) is refused. */
 static void test_apparmor(void **state)
@@ -338,6 +410,7 @@ int main(void)
             cmocka_unit_test(test_requests_with_init_and_sidecar),
             cmocka_unit_test(test_pod_level_resources),
             cmocka_unit_test(test_apparmor),
+            cmocka_unit_test(test_extended_resources),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -785,6 +785,29 @@ static const char *qos_of(const char *containers)
         return qos_class_name(pod_qos_class(pod));
 }
 
+/* Extended resources (a device plugin's vendor.com/gpu): counted in the
+ * typed lists, limits defaulting the requests; native and kubernetes.io/
+ * names are not extended. */
+static void test_extended_resources(void **state)
+{
+        (void)state;
+        struct pod *p =
+            must_decode("apiVersion: v1\nkind: Pod\nmetadata: {name: g}\nspec:\n  containers:\n"
+                        "  - name: c\n    image: busybox\n"
+                        "    resources: {limits: {example.com/gpu: 2, cpu: 1, other.io/thing: '3',"
+                        " kubernetes.io/x: 1}, requests: {other.io/thing: '3'}}\n");
+        const struct resource_list *lim = &p->containers[0].resources.limits;
+        const struct resource_list *req = &p->containers[0].resources.requests;
+        assert_int_equal(lim->n_extended, 2);
+        assert_int_equal(resource_list_extended(lim, "example.com/gpu"), 2);
+        assert_int_equal(resource_list_extended(req, "example.com/gpu"), 2);
+        assert_int_equal(resource_list_extended(req, "other.io/thing"), 3);
+        assert_int_equal(resource_list_extended(lim, "other.io/thing"), 3);
+        assert_int_equal(resource_list_extended(lim, "kubernetes.io/x"), 0);
+        assert_int_equal(resource_list_extended(lim, "cpu"), 0);
+        pod_unref(p);
+}
+
 static void test_qos_class(void **state)
 {
         (void)state;
@@ -926,6 +949,7 @@ int main(void)
             cmocka_unit_test(test_validation_errors),
             cmocka_unit_test(test_ephemeral_containers),
             cmocka_unit_test(test_accepted_edge_cases),
+            cmocka_unit_test(test_extended_resources),
             cmocka_unit_test(test_qos_class),
             cmocka_unit_test(test_resize_policy),
             cmocka_unit_test(test_container_hash),

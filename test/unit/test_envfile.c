@@ -23,14 +23,14 @@ static const struct tcase cases[] = {
     {"CONFIG_1='value1'\nCONFIG_2='value2'\n", "CONFIG_2", "value2", NULL},
     {"  \tK='v'", "K", "v", NULL}, /* leading blanks; no final newline */
     {"# c\n\n   \nK='v'\n", "K", "v", NULL},
-    {"A='a'\n", "B", NULL, NULL},          /* not set */
-    {"K=''\n", "K", NULL, NULL},           /* empty reads as not set */
-    {"K= 'v'\n", "K", NULL, NULL},         /* blank after '=': empty */
-    {"A= 'v'\nK='k'\n", "K", "k", NULL},   /* ... and another name skipped */
-    {"K='a # b'\n", "K", "a # b", NULL},   /* '#' inside the quotes */
-    {"K='v' # note\n", "K", "v", NULL},    /* a comment after the quote */
-    {"K='  v  '\n", "K", "  v  ", NULL},   /* blanks kept */
-    {"K='a=b=c'\n", "K", "a=b=c", NULL},   /* '=' in the value */
+    {"A='a'\n", "B", NULL, NULL},                  /* not set */
+    {"K=''\n", "K", NULL, NULL},                   /* empty reads as not set */
+    {"K= 'v'\n", "K", NULL, NULL},                 /* blank after '=': empty */
+    {"A= 'v'\nK='k'\n", "K", "k", NULL},           /* ... and another name skipped */
+    {"K='a # b'\n", "K", "a # b", NULL},           /* '#' inside the quotes */
+    {"K='v' # note\n", "K", "v", NULL},            /* a comment after the quote */
+    {"K='  v  '\n", "K", "  v  ", NULL},           /* blanks kept */
+    {"K='a=b=c'\n", "K", "a=b=c", NULL},           /* '=' in the value */
     {"K='$HOME ${X}'\n", "K", "$HOME ${X}", NULL}, /* nothing expanded */
     {"K='say \"hi\"'\n", "K", "say \"hi\"", NULL},
     {"K='a\nb\n\nc'\nL='l'\n", "K", "a\nb\n\nc", NULL}, /* across lines */

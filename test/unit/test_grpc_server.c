@@ -37,8 +37,8 @@ static int echo(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_m
         return 0;
 }
 
-static int plain_error(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms, uint8_t **resp,
-                size_t *resp_len, ck_error_t *err)
+static int plain_error(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms,
+                       uint8_t **resp, size_t *resp_len, ck_error_t *err)
 {
         (void)ctx;
         (void)req;
@@ -141,8 +141,7 @@ static void test_answers_and_errors(void **state)
         uint8_t *resp = NULL;
         size_t len = 0;
         ck_error_t err = NULL;
-        if (grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"abc", 3, 5000, &resp, &len, &err) <
-            0)
+        if (grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"abc", 3, 5000, &resp, &len, &err) < 0)
                 fail_msg("echo: %s", ck_error_msg(err));
         assert_int_equal(len, 3);
         assert_memory_equal(resp, "cba", 3);
@@ -163,8 +162,7 @@ static void test_answers_and_errors(void **state)
         assert_string_equal(ck_error_msg(err),
                             "rpc error 2: failed to get device plugin options: 100% sure\nnewline");
         ck_error_release(&err);
-        assert_int_equal(grpc_unary(c, "/test.Svc/NotFound", NULL, 0, 5000, &resp, &len, &err),
-                         -1);
+        assert_int_equal(grpc_unary(c, "/test.Svc/NotFound", NULL, 0, 5000, &resp, &len, &err), -1);
         assert_int_equal(err->code, GRPC_NOT_FOUND);
         ck_error_release(&err);
         assert_int_equal(grpc_unary(c, "/test.Svc/Nope", NULL, 0, 5000, &resp, &len, &err), -1);
@@ -179,9 +177,8 @@ static void test_answers_and_errors(void **state)
         assert_int_equal(err->code, GRPC_RESOURCE_EXHAUSTED);
         ck_error_release(&err);
         free(req);
-        assert_int_equal(grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"x", 1, 5000, &resp,
-                                    &len, &err),
-                         0);
+        assert_int_equal(
+            grpc_unary(c, "/test.Svc/Echo", (const uint8_t *)"x", 1, 5000, &resp, &len, &err), 0);
         free(resp);
         grpc_conn_free(c);
 }

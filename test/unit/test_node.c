@@ -178,6 +178,49 @@ static void test_capacity_and_allocatable(void **state)
         assert_string_equal(sget(h, "status.allocatable.cpu"), "0");
 }
 
+/* Device plugin resources (upstream's MachineInfo setter): capacity all
+ * devices, allocatable the healthy ones; all unhealthy from the start:
+ * allocatable as capacity; a removed resource stays at 0; an extended
+ * resource gone from capacity leaves allocatable. */
+static void test_device_plugin_resources(void **state)
+{
+        (void)state;
+        struct node_machine_info mi = machine();
+        struct node_status_inputs in = inputs(&mi, T0);
+        struct node_device_resource dev[] = {
+            {.name = "example.com/gpu", .capacity = 4, .allocatable = 3},
+            {.name = "test.device/x", .capacity = 0, .allocatable = -1},
+        };
+        in.devices = dev;
+        in.n_devices = 2;
+        cleanup_json json_t *n = node_build_initial("n1", NULL, &in, NULL);
+        assert_string_equal(sget(n, "status.capacity.example|com/gpu"), "4");
+        assert_string_equal(sget(n, "status.allocatable.example|com/gpu"), "3");
+        assert_string_equal(sget(n, "status.capacity.test|device/x"), "0");
+        assert_string_equal(sget(n, "status.allocatable.test|device/x"), "0");
+
+        /* the plugin gone for good: reported removed once, 0 ever after */
+        char *removed[] = {"example.com/gpu"};
+        in.devices = NULL;
+        in.n_devices = 0;
+        in.removed_devices = removed;
+        in.n_removed_devices = 1;
+        node_set_status(n, &in, NULL);
+        assert_string_equal(sget(n, "status.capacity.example|com/gpu"), "0");
+        assert_string_equal(sget(n, "status.allocatable.example|com/gpu"), "0");
+        in.removed_devices = NULL;
+        in.n_removed_devices = 0;
+        node_set_status(n, &in, NULL);
+        assert_string_equal(sget(n, "status.capacity.example|com/gpu"), "0");
+        assert_string_equal(sget(n, "status.allocatable.example|com/gpu"), "0");
+
+        /* an extended resource allocatable has and capacity not: dropped */
+        json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"),
+                            "stale.io/thing", json_string("2"));
+        node_set_status(n, &in, NULL);
+        assert_null(sget(n, "status.allocatable.stale|io/thing"));
+}
+
 static void test_addresses_node_info_endpoints(void **state)
 {
         (void)state;
@@ -493,6 +536,7 @@ int main(void)
             cmocka_unit_test(test_meminfo_and_os_release),
             cmocka_unit_test(test_initial_node_labels_and_annotation),
             cmocka_unit_test(test_capacity_and_allocatable),
+            cmocka_unit_test(test_device_plugin_resources),
             cmocka_unit_test(test_addresses_node_info_endpoints),
             cmocka_unit_test(test_conditions_order_and_messages),
             cmocka_unit_test(test_heartbeat_moves_transition_stays),

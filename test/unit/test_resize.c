@@ -27,9 +27,8 @@ static struct pod *pod_req(const char *name, const char *cpu, const char *mem, b
                  "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, uid: uid-%s%s}\nspec:\n"
                  "  priority: %d\n  containers:\n  - name: main\n    image: busybox:1.35\n"
                  "    resources: {requests: %s%s%s}\n",
-                 name, name,
-                 file ? ", annotations: {kubernetes.io/config.source: file}" : "", priority, res,
-                 guaranteed ? ", limits: " : "", guaranteed ? res : "");
+                 name, name, file ? ", annotations: {kubernetes.io/config.source: file}" : "",
+                 priority, res, guaranteed ? ", limits: " : "", guaranteed ? res : "");
         struct pod *p = test_pod_yaml(buf);
         p->source = file ? POD_SOURCE_FILE : POD_SOURCE_API;
         return p;
@@ -79,8 +78,8 @@ static void test_infeasible(void **state)
         decide(p, alloc, NULL, NULL, 0, &d);
         assert_int_equal(d.outcome, RESIZE_INFEASIBLE);
         assert_string_equal(d.reason, "Infeasible");
-        assert_string_equal(d.message,
-                            "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000");
+        assert_string_equal(
+            d.message, "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000");
         pod_unref(p);
         /* memory is looked at first */
         p = pod_req("a", "3", "5Gi", false, 0, false);

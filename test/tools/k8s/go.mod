@@ -1,7 +1,8 @@
 // The Kubernetes tools (kube-apiserver, kube-controller-manager,
 // kube-scheduler, kubectl, the kubelet the benchmark compares with; the e2e
-// suite's e2e.test, ginkgo and the test images' agnhost and nnp, for make
-// conformance), unmodified upstream, built by test/tools/build.
+// suites' e2e.test and e2e_node.test, ginkgo and the test images' agnhost and
+// nnp, for make conformance; the sample device plugin, for the device plugin
+// tests), unmodified upstream, built by test/tools/build.
 // A module of its own: k8s.io/kubernetes pins its staging modules (k8s.io/api,
 // client-go, ...) to v0.35, while crictl in ../go.mod needs v0.37.
 //
@@ -24,6 +25,7 @@ tool (
 	k8s.io/kubernetes/cmd/kubelet
 	k8s.io/kubernetes/test/images/agnhost
 	k8s.io/kubernetes/test/images/nonewprivs
+	k8s.io/kubernetes/test/images/sample-device-plugin
 )
 
 require (
