@@ -90,6 +90,7 @@ struct fake_stream {
         struct fake_reply reply;
         uint8_t *out; /* prefix + body */
         size_t out_len, out_off;
+        struct fake_stream *next, **pprev; /* the connection's open streams */
 };
 
 struct fake_conn {
@@ -97,6 +98,7 @@ struct fake_conn {
         int fd;
         bool close_now;
         bool abandon;
+        struct fake_stream *streams; /* open streams, freed when the session ends */
 };
 
 static ssize_t fake_send(nghttp2_session *session, const uint8_t *data, size_t length, int flags,
@@ -117,9 +119,14 @@ static ssize_t fake_send(nghttp2_session *session, const uint8_t *data, size_t l
 
 static int fake_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
-        (void)user_data;
+        struct fake_conn *fc = user_data;
         if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
                 struct fake_stream *st = calloc(1, sizeof(*st));
+                st->next = fc->streams;
+                st->pprev = &fc->streams;
+                if (fc->streams)
+                        fc->streams->pprev = &st->next;
+                fc->streams = st;
                 nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, st);
         }
         return 0;
@@ -290,6 +297,17 @@ static int fake_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
         return 0;
 }
 
+static void fake_stream_free(struct fake_stream *st)
+{
+        *st->pprev = st->next;
+        if (st->next)
+                st->next->pprev = st->pprev;
+        free(st->req);
+        free(st->out);
+        free(st->reply.body);
+        free(st);
+}
+
 static int fake_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
                              void *user_data)
 {
@@ -297,13 +315,19 @@ static int fake_stream_close(nghttp2_session *session, int32_t stream_id, uint32
         (void)user_data;
         struct fake_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
         if (st) {
-                free(st->req);
-                free(st->out);
-                free(st->reply.body);
-                free(st);
+                fake_stream_free(st);
                 nghttp2_session_set_stream_user_data(session, stream_id, NULL);
         }
         return 0;
+}
+
+/* nghttp2_session_del calls no close callback: the streams still open are
+ * freed here. */
+static void fake_session_end(nghttp2_session *session, struct fake_conn *fc)
+{
+        nghttp2_session_del(session);
+        while (fc->streams)
+                fake_stream_free(fc->streams);
 }
 
 static void fake_serve_conn(struct fake_server *s, int fd)
@@ -327,7 +351,7 @@ static void fake_serve_conn(struct fake_server *s, int fd)
                         break;
                 if (fc.abandon && s->n_abandoned < 16) {
                         s->abandoned[s->n_abandoned++] = fd;
-                        nghttp2_session_del(session);
+                        fake_session_end(session, &fc);
                         atomic_fetch_add(&s->closed, 1);
                         return;
                 }
@@ -339,7 +363,7 @@ static void fake_serve_conn(struct fake_server *s, int fd)
                 if (n <= 0 || nghttp2_session_mem_recv(session, buf, (size_t)n) < 0)
                         break;
         }
-        nghttp2_session_del(session); /* frees remaining streams via fake_stream_close */
+        fake_session_end(session, &fc);
         close(fd);
         atomic_fetch_add(&s->closed, 1);
 }
