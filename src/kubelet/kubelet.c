@@ -297,6 +297,7 @@ static void reject(struct kubelet *kl, struct pod_record *r, const struct admiss
             .now_ns = fs_now_real_ns(),
         };
         status_store_set_status(kl->status, r->pod->uid, status_generate(&in));
+        status_store_set_stopped(kl->status, r->pod->uid); /* nothing of it ever ran */
         status_manager_notify(kl->sm);
 }
 

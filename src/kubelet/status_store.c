@@ -17,6 +17,9 @@ struct status_entry {
         json_t *sent;            /* the status the apiserver last accepted from us */
         /* the resize conditions (upstream podResizeConditions), or NULL */
         json_t *resize_pending, *resize_in_progress;
+        /* its containers were all stopped (upstream: the pod worker finished
+         * terminating): a terminal phase may be published */
+        bool stopped;
 };
 
 struct status_store {
@@ -162,6 +165,40 @@ bool status_store_set_api_uid(struct status_store *st, const char *uid, const ch
         return !same;
 }
 
+static bool phase_terminal(const json_t *status)
+{
+        const char *p = json_string_value(json_object_get(status, "phase"));
+        return p != NULL && (strcmp(p, "Succeeded") == 0 || strcmp(p, "Failed") == 0);
+}
+
+/* upstream mergePodStatus: a pod whose containers may still run is not
+ * reported terminal yet; its phase, reason and message stay the
+ * apiserver's (new reference). */
+static json_t *hold_terminal_phase(const json_t *status, const json_t *old)
+{
+        json_t *held = json_copy((json_t *)status);
+        const char *keys[] = {"phase", "reason", "message"};
+        for (size_t i = 0; i < 3; i++) {
+                json_t *v = json_object_get(old, keys[i]);
+                if (v != NULL)
+                        json_object_set(held, keys[i], v);
+                else
+                        json_object_del(held, keys[i]);
+        }
+        return held;
+}
+
+void status_store_set_stopped(struct status_store *st, const char *uid)
+{
+        pthread_mutex_lock(&st->lock);
+        struct status_entry *e = find(st, uid);
+        if (e != NULL && !e->stopped) {
+                e->stopped = true;
+                e->version++; /* a terminal phase held back goes out now */
+        }
+        pthread_mutex_unlock(&st->lock);
+}
+
 size_t status_store_pending(struct status_store *st, struct status_pending **out)
 {
         pthread_mutex_lock(&st->lock);
@@ -171,18 +208,20 @@ size_t status_store_pending(struct status_store *st, struct status_pending **out
                 struct status_entry *e = &st->entries[i];
                 if (e->api_uid == NULL || e->status == NULL || e->version == e->synced_version)
                         continue;
+                /* before our first write: the apiserver's copy of an
+                 * apiserver pod, as the watch last showed it */
+                json_t *old = e->sent ? e->sent
+                              : e->pod->source == POD_SOURCE_API
+                                  ? json_object_get(e->pod->raw, "status")
+                                  : NULL;
+                bool hold = !e->stopped && phase_terminal(e->status) && !phase_terminal(old);
                 p[n++] = (struct status_pending){
                     .uid = xstrdup(e->pod->uid),
                     .api_uid = xstrdup(e->api_uid),
                     .namespace = xstrdup(e->pod->namespace),
                     .name = xstrdup(e->pod->name),
-                    .status = json_incref(e->status),
-                    /* before our first write: the apiserver's copy of an
-                     * apiserver pod, as the watch last showed it */
-                    .old = json_incref(e->sent ? e->sent
-                                       : e->pod->source == POD_SOURCE_API
-                                           ? json_object_get(e->pod->raw, "status")
-                                           : NULL),
+                    .status = hold ? hold_terminal_phase(e->status, old) : json_incref(e->status),
+                    .old = json_incref(old),
                     .version = e->version,
                 };
         }

@@ -42,8 +42,16 @@ struct status_pending {
         json_t *old;    /* what the apiserver has, as far as we know (a reference or NULL) */
         uint64_t version;
 };
+/* uid's containers are all stopped (upstream: its pod worker finished
+ * terminating): from now on a terminal phase is published (until then the
+ * apiserver keeps seeing the phase it had, as upstream's mergePodStatus
+ * delays it), and its status is sent again. */
+void status_store_set_stopped(struct status_store *st, const char *uid);
+
 /* Every pod whose latest status was not synced and that has an API target
- * (new array of n entries; free with status_pending_free). */
+ * (new array of n entries; free with status_pending_free).  A terminal
+ * phase of a pod not stopped yet is held back (the apiserver's phase,
+ * reason and message). */
 size_t status_store_pending(struct status_store *st, struct status_pending **out);
 void status_pending_free(struct status_pending *p, size_t n);
 /* The apiserver has `version` of uid's status, `sent` (borrowed; NULL: the

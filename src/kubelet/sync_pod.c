@@ -210,6 +210,8 @@ static bool past_active_deadline(struct kubelet *kl, const struct pod *pod, int6
 static void write_stopped_status(struct kubelet *kl, struct cri_client *cri, const struct pod *pod,
                                  const char *fail_reason, const char *fail_message, bool push)
 {
+        /* stopped: a terminal phase may be published from now on */
+        status_store_set_stopped(kl->status, pod->uid);
         struct runtime_pod_status *rs = NULL;
         cleanup_error ck_error_t err = NULL;
         if (kuberuntime_get_pod_status(kl->rt, cri, pod->uid, pod->name, pod->namespace, &rs,

@@ -95,6 +95,40 @@ static void assert_request(struct fake *fk, size_t i, const char *want)
         assert_string_equal(got, want);
 }
 
+/* upstream mergePodStatus: a terminal phase is not published while the
+ * pod's containers may still run; the apiserver keeps the phase it had
+ * until the pod is stopped, then gets the terminal one. */
+static void test_terminal_phase_waits_for_the_stop(void **state)
+{
+        (void)state;
+        struct status_store *st = status_store_new();
+        cleanup_json json_t *obj = json_loads(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+            "\"namespace\":\"default\",\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":"
+            "\"c\",\"image\":\"busybox\"}]},\"status\":{\"phase\":\"Running\"}}",
+            0, NULL);
+        cleanup_pod struct pod *pod = test_pod_object(obj);
+        pod->source = POD_SOURCE_API;
+        status_store_set_pod(st, pod);
+        status_store_set_status(st, "u",
+                                json_pack("{s:s, s:s, s:s}", "phase", "Failed", "reason",
+                                          "DeadlineExceeded", "message", "too long"));
+        struct status_pending *p = NULL;
+        size_t n = status_store_pending(st, &p);
+        assert_int_equal(n, 1);
+        assert_string_equal(json_string_value(json_object_get(p[0].status, "phase")), "Running");
+        assert_null(json_object_get(p[0].status, "reason"));
+        status_pending_free(p, n);
+        status_store_set_stopped(st, "u");
+        n = status_store_pending(st, &p);
+        assert_int_equal(n, 1);
+        assert_string_equal(json_string_value(json_object_get(p[0].status, "phase")), "Failed");
+        assert_string_equal(json_string_value(json_object_get(p[0].status, "reason")),
+                            "DeadlineExceeded");
+        status_pending_free(p, n);
+        status_store_free(st);
+}
+
 static void test_status_patch_retried_until_it_lands(void **state)
 {
         (void)state;
@@ -261,6 +295,7 @@ int main(void)
 {
         log_set_verbosity(-1);
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_terminal_phase_waits_for_the_stop),
             cmocka_unit_test(test_status_patch_retried_until_it_lands),
             cmocka_unit_test(test_status_of_a_pod_gone_from_the_apiserver_is_dropped),
             cmocka_unit_test(test_static_pod_status_waits_for_its_mirror),
