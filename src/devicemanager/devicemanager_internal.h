@@ -25,6 +25,10 @@
 /* No upstream deadline for these (context.TODO()); a plugin that never
  * answers would hold the admission of every pod for good: bounded here. */
 #define DM_CALL_TIMEOUT_MS 120000
+/* GetDevicePluginOptions at registration: upstream uses the Register call's
+ * deadline, none for grpc-go's plugins; bounded so that a plugin that hangs
+ * there holds neither its registration nor the kubelet's stop long. */
+#define DM_OPTIONS_TIMEOUT_MS 30000
 #define DM_CHECKPOINT_NAME "kubelet_internal_checkpoint"
 #define DM_SOCKET_NAME "kubelet.sock"
 #define DM_API_VERSION "v1beta1"

@@ -119,8 +119,12 @@ static int do_register(void *ctx, const uint8_t *req, size_t req_len, int64_t ti
                                            endpoint);
                 } else {
                         cleanup_free char *socket = xasprintf("%s/%s", m->dir, rel);
-                        rc = dm_endpoint_connect(
-                            m, name, socket, timeout_ms > 0 ? timeout_ms : DM_CALL_TIMEOUT_MS, err);
+                        rc =
+                            dm_endpoint_connect(m, name, socket,
+                                                timeout_ms > 0 && timeout_ms < DM_OPTIONS_TIMEOUT_MS
+                                                    ? timeout_ms
+                                                    : DM_OPTIONS_TIMEOUT_MS,
+                                                err);
                 }
         }
         if (rc < 0)
