@@ -84,7 +84,7 @@ static bool in_crashloop_backoff(struct kuberuntime *rt, const struct pod *pod,
         const struct runtime_container_status *st = last_exited(status, c->name);
         if (st == NULL)
                 return false;
-        cleanup_free char *key = xasprintf("%s/%s", pod->uid, c->name);
+        cleanup_free char *key = kuberuntime__crashloop_key(pod->uid, c->name, c->hash);
         int64_t now = fs_now_mono_ms();
         /* the finish time on the monotonic clock the backoff uses */
         int64_t finished = st->finished_at > 0

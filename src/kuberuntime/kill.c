@@ -424,8 +424,8 @@ int kuberuntime_remove_pod(struct kuberuntime *rt, struct cri_client *cri,
         }
         /* the pod is gone: so is its crash loop history */
         for (size_t i = 0; status->uid != NULL && i < status->n_containers; i++) {
-                cleanup_free char *key =
-                    xasprintf("%s/%s", status->uid, status->containers[i].name);
+                cleanup_free char *key = kuberuntime__crashloop_key(
+                    status->uid, status->containers[i].name, status->containers[i].hash);
                 backoff_reset(rt->crashloop, key);
         }
         cleanup_free char *dir =

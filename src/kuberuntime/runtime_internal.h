@@ -74,6 +74,11 @@ void kuberuntime__set_waiting(struct kuberuntime_sync_result *r, const char *con
 /* Lowers r->next_retry_ms to at (CLOCK_MONOTONIC ms) if earlier or unset. */
 void kuberuntime__retry_at(struct kuberuntime_sync_result *r, int64_t at_ms);
 
+/* The crash loop backoff's key of a container (upstream getStableKey): the
+ * pod, the container's name and its spec hash, so that a container whose
+ * image changed starts with a fresh backoff (new string). */
+char *kuberuntime__crashloop_key(const char *pod_uid, const char *name, uint64_t hash);
+
 /* Go's time.Duration.String() of a millisecond count ("10s", "2m40s"). */
 void kuberuntime__format_duration(int64_t ms, char *buf, size_t len);
 

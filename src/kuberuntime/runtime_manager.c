@@ -82,6 +82,11 @@ void kuberuntime__retry_at(struct kuberuntime_sync_result *r, int64_t at_ms)
                 r->next_retry_ms = at_ms;
 }
 
+char *kuberuntime__crashloop_key(const char *pod_uid, const char *name, uint64_t hash)
+{
+        return xasprintf("%s/%s/%" PRIx64, pod_uid, name, hash);
+}
+
 void kuberuntime__format_duration(int64_t ms, char *buf, size_t len)
 {
         if (ms == 0) {

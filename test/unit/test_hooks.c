@@ -943,6 +943,103 @@ static void test_stop_signal_in_container_config(void **state)
         }
 }
 
+/* ---- crash loop backoff ---- */
+
+static const char crash_pod[] = "apiVersion: v1\n"
+                                "kind: Pod\n"
+                                "metadata: {name: web, namespace: shop, uid: uid-1}\n"
+                                "spec:\n"
+                                "  containers:\n"
+                                "  - name: app\n"
+                                "    image: %s\n";
+
+/* The runtime's view: the pod's ready sandbox and its container "app",
+ * created from `hash`, exited just now. */
+static struct runtime_pod_status crashed_status(struct runtime_sandbox_status *sb,
+                                                struct runtime_container_status *c, uint64_t hash)
+{
+        *sb = (struct runtime_sandbox_status){
+            .id = "sandbox-1", .state = SANDBOX_STATE_READY, .created_at = 1, .ip = "10.88.0.9"};
+        int64_t now = fs_now_real_ns();
+        *c = (struct runtime_container_status){.id = "container-0",
+                                               .name = "app",
+                                               .state = CONTAINER_STATE_EXITED,
+                                               .created_at = now - 2000000000,
+                                               .started_at = now - 2000000000,
+                                               .finished_at = now,
+                                               .exit_code = 1,
+                                               .image = "localhost/busybox:1.35",
+                                               .image_ref = "sha256:1234",
+                                               .reason = "Error",
+                                               .hash = hash,
+                                               .sandbox_id = "sandbox-1"};
+        return (struct runtime_pod_status){.uid = "uid-1",
+                                           .name = "web",
+                                           .namespace = "shop",
+                                           .ip = "10.88.0.9",
+                                           .sandboxes = sb,
+                                           .n_sandboxes = 1,
+                                           .containers = c,
+                                           .n_containers = 1};
+}
+
+static void sync_crashed(struct fixture *f, const struct pod *p, uint64_t hash,
+                         struct kuberuntime_sync_result *result)
+{
+        struct runtime_sandbox_status sb;
+        struct runtime_container_status c;
+        struct runtime_pod_status st = crashed_status(&sb, &c, hash);
+        struct kuberuntime_pod_context ctx = {.cgroup_parent = ""};
+        ck_error_t err = NULL;
+        if (kuberuntime_sync_pod(f->kr, f->cri, p, &st, &ctx, result, &err) < 0)
+                fail_msg("sync: %s", ck_error_msg(err));
+}
+
+/* upstream doBackOff with getStableKey: the backoff belongs to the
+ * container's spec hash, so a new image starts without the old backoff. */
+static void test_crash_loop_backoff_resets_on_image_update(void **state)
+{
+        struct fixture *f = *state;
+        char yaml[512];
+        snprintf(yaml, sizeof(yaml), crash_pod, "localhost/busybox:1.35");
+        struct pod *p = test_pod_yaml(yaml);
+        make_pod_dirs(f, p);
+        uint64_t old_hash = p->containers[0].hash;
+
+        /* the first exit: restarted at once, the backoff starts */
+        struct kuberuntime_sync_result result = {0};
+        sync_crashed(f, p, old_hash, &result);
+        assert_int_equal(f->rt.started, 1);
+        assert_int_equal(result.n_waiting, 0);
+        kuberuntime_sync_result_clear(&result);
+
+        /* exited again at once: it waits out the backoff */
+        sync_crashed(f, p, old_hash, &result);
+        assert_int_equal(f->rt.started, 1);
+        assert_int_equal(result.n_waiting, 1);
+        assert_string_equal(result.waiting[0].reason, "CrashLoopBackOff");
+        assert_true(result.next_retry_ms > 0);
+        kuberuntime_sync_result_clear(&result);
+
+        /* a new image: a new container, started at once */
+        snprintf(yaml, sizeof(yaml), crash_pod, "localhost/nginx:1.15");
+        struct pod *updated = test_pod_yaml(yaml);
+        assert_true(updated->containers[0].hash != old_hash);
+        sync_crashed(f, updated, old_hash, &result);
+        assert_int_equal(f->rt.started, 2);
+        assert_int_equal(result.n_waiting, 0);
+        kuberuntime_sync_result_clear(&result);
+
+        /* the same image again: its own backoff, as the old one had */
+        sync_crashed(f, updated, updated->containers[0].hash, &result);
+        assert_int_equal(f->rt.started, 2);
+        assert_int_equal(result.n_waiting, 1);
+        assert_string_equal(result.waiting[0].reason, "CrashLoopBackOff");
+        kuberuntime_sync_result_clear(&result);
+        pod_unref(updated);
+        pod_unref(p);
+}
+
 int main(void)
 {
         log_set_fd(open("/dev/null", O_WRONLY | O_CLOEXEC));
@@ -969,6 +1066,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_post_start_http_failure_message, setup, teardown),
             cmocka_unit_test_setup_teardown(test_post_start_tcp_socket_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(test_stop_signal_in_container_config, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_crash_loop_backoff_resets_on_image_update, setup,
+                                            teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
