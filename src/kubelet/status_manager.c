@@ -121,16 +121,50 @@ static bool gone(const ck_error_t err)
         return err != NULL && (err->code == 404 || err->code == 409);
 }
 
+static int send_patch(struct rest_client *c, const char *path, const struct status_pending *p,
+                      const json_t *old, ck_error_t *err)
+{
+        cleanup_json json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "uid", p->api_uid,
+                                               "status", status_patch_build(old, p->status));
+        return rest_patch(c, path, NULL, REST_PATCH_STRATEGIC, patch, NULL, err);
+}
+
+/* The patch was built against a status the apiserver no longer has (e.g.
+ * the podIPs of a mirror pod whose static pod restarted: the old IP stays
+ * beside the new one, 422): built again against the pod as it is now, as
+ * upstream's status manager always does (it GETs the pod first). */
+static int repatch_from_apiserver(struct rest_client *c, const char *path,
+                                  const struct status_pending *p, ck_error_t *err)
+{
+        cleanup_free char *pod_path =
+            xasprintf("/api/v1/namespaces/%s/pods/%s", p->namespace, p->name);
+        cleanup_json json_t *pod = NULL;
+        if (rest_get(c, pod_path, NULL, &pod, err) < 0)
+                return ck_error_wrap(err, "get the pod to build its status patch again");
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+        if (uid == NULL || strcmp(uid, p->api_uid) != 0)
+                return ck_error_make_code(err, 409, "the pod is another one now (uid %s)",
+                                          uid ? uid : "none");
+        return send_patch(c, path, p, json_object_get(pod, "status"), err);
+}
+
 /* PATCHes one pending status; false when it must be tried again. */
 static bool patch_status(struct status_manager *sm, struct rest_client *c,
                          const struct status_pending *p)
 {
         cleanup_free char *path =
             xasprintf("/api/v1/namespaces/%s/pods/%s/status", p->namespace, p->name);
-        cleanup_json json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "uid", p->api_uid,
-                                               "status", status_patch_build(p->old, p->status));
         cleanup_error ck_error_t err = NULL;
-        if (rest_patch(c, path, NULL, REST_PATCH_STRATEGIC, patch, NULL, &err) >= 0) {
+        int r = send_patch(c, path, p, p->old, &err);
+        if (r < 0 && err != NULL && err->code == 422) {
+                LOG_INFO(2, "Status patch refused, building it again from the apiserver's pod",
+                         "pod=\"%s/%s\" podUID=\"%s\" err=\"%s\"", p->namespace, p->name,
+                         p->api_uid, ck_error_msg(err));
+                ck_error_release(&err);
+                r = repatch_from_apiserver(c, path, p, &err);
+        }
+        if (r >= 0) {
                 LOG_INFO(3, "Patch status for pod", "pod=\"%s/%s\" podUID=\"%s\"", p->namespace,
                          p->name, p->api_uid);
                 status_store_mark_synced(sm->store, p->uid, p->version, p->status);

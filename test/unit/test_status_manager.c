@@ -170,6 +170,51 @@ static void test_status_patch_retried_until_it_lands(void **state)
         stop(&f);
 }
 
+/* A patch built against a status the apiserver no longer has (a podIP
+ * that is not there: the new IP would sit beside the old one, 422) is built
+ * again against the pod the apiserver gives, with a delete directive for
+ * what is gone there, as upstream's status manager diffs the pod it GETs. */
+static void test_refused_patch_is_built_again_from_the_apiserver(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {.status = 422,
+             .body = "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\",\"message\":"
+                     "\"status.podIPs: may specify no more than one IP for each IP family\"}"},
+            {.status = 200,
+             .body = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"uid\":\"u1\"},"
+                     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\","
+                     "\"podIPs\":[{\"ip\":\"10.0.0.1\"}]}}"},
+            {.status = 200, .body = "{}"},
+        };
+        struct fixture f = {0};
+        start(&f, script, 3);
+        cleanup_pod struct pod *pod = api_pod("p1", "u1");
+        status_store_set_pod(f.store, pod);
+        status_store_set_status(f.store, "u1",
+                                json_pack("{s:s, s:s, s:[{s:s}]}", "phase", "Running", "podIP",
+                                          "10.0.0.2", "podIPs", "ip", "10.0.0.2"));
+        status_manager_notify(f.sm);
+        fake_wait_requests(f.fake, 3);
+        wait_pending(f.store, 0);
+        assert_request(f.fake, 0, "PATCH /api/v1/namespaces/default/pods/p1/status");
+        assert_request(f.fake, 1, "GET /api/v1/namespaces/default/pods/p1");
+        assert_request(f.fake, 2, "PATCH /api/v1/namespaces/default/pods/p1/status");
+        pthread_mutex_lock(&f.fake->lock);
+        cleanup_json json_t *body = json_loads(f.fake->body[2], 0, NULL);
+        pthread_mutex_unlock(&f.fake->lock);
+        assert_non_null(body);
+        json_t *ips = json_object_get(json_object_get(body, "status"), "podIPs");
+        assert_int_equal(json_array_size(ips), 2);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 0), "ip")),
+                            "10.0.0.2");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 1), "$patch")),
+                            "delete");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 1), "ip")),
+                            "10.0.0.1");
+        stop(&f);
+}
+
 static void test_status_of_a_pod_gone_from_the_apiserver_is_dropped(void **state)
 {
         (void)state;
@@ -297,6 +342,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_terminal_phase_waits_for_the_stop),
             cmocka_unit_test(test_status_patch_retried_until_it_lands),
+            cmocka_unit_test(test_refused_patch_is_built_again_from_the_apiserver),
             cmocka_unit_test(test_status_of_a_pod_gone_from_the_apiserver_is_dropped),
             cmocka_unit_test(test_static_pod_status_waits_for_its_mirror),
             cmocka_unit_test(test_delete_and_mirror_writes),
