@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -746,6 +747,19 @@ static void add_unique_kv(struct kv_list *l, const char *k, const char *v)
                 kv_list_add(l, k, v);
 }
 
+/* Whether one of the n elements of size sz at arr has, at offset off, a
+ * container_path string equal to path: a mount or device a previous
+ * response already placed there wins. */
+static bool has_container_path(const void *arr, size_t n, size_t sz, size_t off, const char *path)
+{
+        for (size_t k = 0; k < n; k++) {
+                const char *cp = *(const char *const *)((const char *)arr + k * sz + off);
+                if (strcmp(cp, path) == 0)
+                        return true;
+        }
+        return false;
+}
+
 /* Adds one ContainerAllocateResponse's options (first of each key wins). */
 static void merge_response(struct devicemanager_container_options *o, const uint8_t *resp,
                            size_t len)
@@ -761,10 +775,8 @@ static void merge_response(struct devicemanager_container_options *o, const uint
         for (size_t i = 0; i < r->n_mounts; i++) {
                 const V1beta1__Mount *mt = r->mounts[i];
                 const char *cp = mt->container_path ? mt->container_path : "";
-                bool dup = false;
-                for (size_t k = 0; k < o->n_mounts && !dup; k++)
-                        dup = strcmp(o->mounts[k].container_path, cp) == 0;
-                if (dup)
+                if (has_container_path(o->mounts, o->n_mounts, sizeof(*o->mounts),
+                                       offsetof(struct devicemanager_mount, container_path), cp))
                         continue;
                 o->mounts = xrealloc(o->mounts, (o->n_mounts + 1) * sizeof(*o->mounts));
                 o->mounts[o->n_mounts++] = (struct devicemanager_mount){
@@ -775,10 +787,8 @@ static void merge_response(struct devicemanager_container_options *o, const uint
         for (size_t i = 0; i < r->n_devices; i++) {
                 const V1beta1__DeviceSpec *d = r->devices[i];
                 const char *cp = d->container_path ? d->container_path : "";
-                bool dup = false;
-                for (size_t k = 0; k < o->n_devices && !dup; k++)
-                        dup = strcmp(o->devices[k].container_path, cp) == 0;
-                if (dup)
+                if (has_container_path(o->devices, o->n_devices, sizeof(*o->devices),
+                                       offsetof(struct devicemanager_device, container_path), cp))
                         continue;
                 o->devices = xrealloc(o->devices, (o->n_devices + 1) * sizeof(*o->devices));
                 o->devices[o->n_devices++] = (struct devicemanager_device){

@@ -619,6 +619,44 @@ static void test_allocation_and_restart(void **state)
         ck_error_release(&err);
 }
 
+/* Two resources of one container answer the same mount and device paths:
+ * the first response's wins, each path once (upstream's deviceRunContainerOptions). */
+static void test_options_first_path_wins(void **state)
+{
+        struct fixture *f = *state;
+        manager_start(f);
+        plugin_with_devices(f, 2);
+        ck_error_t err = NULL;
+        if (do_register(f, "v1beta1", "fake.sock", "example.com/dev", &err) < 0)
+                fail_msg("register: %s", ck_error_msg(err));
+        if (do_register(f, "v1beta1", "fake.sock", "example.com/gpu", &err) < 0)
+                fail_msg("register gpu: %s", ck_error_msg(err));
+        wait_capacity(f, "example.com/dev", 2, 2);
+        wait_capacity(f, "example.com/gpu", 2, 2);
+        cleanup_pod struct pod *p = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: two, namespace: default, uid: uid-2}\n"
+            "spec:\n  containers:\n  - name: main\n    image: busybox\n"
+            "    resources: {limits: {example.com/dev: 1, example.com/gpu: 2}}\n");
+        if (devicemanager_allocate(f->m, p, &err) < 0)
+                fail_msg("allocate: %s", ck_error_msg(err));
+        assert_int_equal(atomic_load(&f->plugin.allocate_calls), 2);
+
+        struct devicemanager_container_options o;
+        if (devicemanager_container_options(f->m, p, &p->containers[0], &o, &err) < 0)
+                fail_msg("options: %s", ck_error_msg(err));
+        /* mounts /dev-state/dev0 and /dev-state/dev0,dev1: two paths; device /dev/fake0 once */
+        assert_int_equal(o.n_mounts, 2);
+        assert_string_not_equal(o.mounts[0].container_path, o.mounts[1].container_path);
+        assert_int_equal(o.n_devices, 1);
+        assert_string_equal(o.devices[0].container_path, "/dev/fake0");
+        assert_string_equal(o.devices[0].host_path, "/dev/null");
+        /* FAKE_DEVICES: the first response's value */
+        const char *env = kv_list_get(&o.envs, "FAKE_DEVICES");
+        assert_non_null(env);
+        assert_string_equal(env, o.mounts[0].container_path + strlen("/dev-state/"));
+        devicemanager_container_options_release(&o);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -627,6 +665,7 @@ int main(void)
             cmocka_unit_test(test_extended_resource_names),
             cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
             cmocka_unit_test_setup_teardown(test_allocation_and_restart, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_options_first_path_wins, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
