@@ -444,6 +444,28 @@ static void conn_check_idle(struct grpc_conn *c)
                 (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE     \
         }
 
+#define REQUEST_HEADERS_MAX 8
+
+/* A call's request headers into hdrs (REQUEST_HEADERS_MAX of them), grpc-timeout
+ * only when timeout is not empty; returns their number.  The values are
+ * borrowed: path, timeout and c must outlive the submit. */
+static size_t request_headers(const struct grpc_conn *c, const char *path, const char *timeout,
+                              nghttp2_nv *hdrs)
+{
+        const nghttp2_nv all[REQUEST_HEADERS_MAX] = {
+            NV(":method", "POST"),
+            NV(":scheme", "http"),
+            NV(":path", path),
+            NV(":authority", c->authority),
+            NV("content-type", "application/grpc"),
+            NV("te", "trailers"),
+            NV("user-agent", c->user_agent),
+            NV("grpc-timeout", timeout),
+        };
+        memcpy(hdrs, all, sizeof(all));
+        return REQUEST_HEADERS_MAX - (timeout[0] != '\0' ? 0 : 1);
+}
+
 /* One attempt of a call.  *retryable: the server cannot have seen it. */
 static int call_once(struct grpc_conn *c, const char *path, int64_t timeout_ms, int64_t deadline,
                      uint8_t **resp, size_t *resp_len, bool *retryable, ck_error_t *err)
@@ -458,17 +480,8 @@ static int call_once(struct grpc_conn *c, const char *path, int64_t timeout_ms, 
         char timeout[16] = "";
         if (deadline > 0)
                 grpc_format_timeout(deadline - fs_now_mono_ms(), timeout, sizeof(timeout));
-        nghttp2_nv hdrs[] = {
-            NV(":method", "POST"),
-            NV(":scheme", "http"),
-            NV(":path", path),
-            NV(":authority", c->authority),
-            NV("content-type", "application/grpc"),
-            NV("te", "trailers"),
-            NV("user-agent", c->user_agent),
-            NV("grpc-timeout", timeout),
-        };
-        size_t nhdrs = ARRAY_SIZE(hdrs) - (deadline > 0 ? 0 : 1);
+        nghttp2_nv hdrs[REQUEST_HEADERS_MAX];
+        size_t nhdrs = request_headers(c, path, timeout, hdrs);
         nghttp2_data_provider prd = {.read_callback = read_body};
 
         grpc_response_init(&c->resp, GRPC_MAX_MESSAGE_SIZE);
@@ -597,15 +610,8 @@ int grpc_stream_start(struct grpc_conn *c, const char *path, const uint8_t *req,
         c->body_len = GRPC_PREFIX_SIZE + req_len;
         c->body_off = 0;
 
-        nghttp2_nv hdrs[] = {
-            NV(":method", "POST"),
-            NV(":scheme", "http"),
-            NV(":path", path),
-            NV(":authority", c->authority),
-            NV("content-type", "application/grpc"),
-            NV("te", "trailers"),
-            NV("user-agent", c->user_agent),
-        };
+        nghttp2_nv hdrs[REQUEST_HEADERS_MAX];
+        size_t nhdrs = request_headers(c, path, "", hdrs);
         nghttp2_data_provider prd = {.read_callback = read_body};
         grpc_response_free(&c->resp);
         grpc_response_init_stream(&c->resp, GRPC_MAX_MESSAGE_SIZE);
@@ -613,7 +619,7 @@ int grpc_stream_start(struct grpc_conn *c, const char *path, const uint8_t *req,
         c->close_error = 0;
         c->call_bytes_written = 0;
         c->streaming = true;
-        int32_t id = nghttp2_submit_request(c->session, NULL, hdrs, ARRAY_SIZE(hdrs), &prd, NULL);
+        int32_t id = nghttp2_submit_request(c->session, NULL, hdrs, nhdrs, &prd, NULL);
         if (id < 0) {
                 c->streaming = false;
                 conn_close(c);

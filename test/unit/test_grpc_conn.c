@@ -379,6 +379,8 @@ static void test_server_stream(void **state)
         pthread_mutex_lock(&f->server->lock);
         assert_string_equal(f->server->last_path, "/v1beta1.DevicePlugin/ListAndWatch");
         assert_string_equal(f->server->last_timeout, ""); /* no deadline */
+        assert_string_equal(f->server->last_te, "trailers");
+        assert_string_equal(f->server->last_content_type, "application/grpc");
         pthread_mutex_unlock(&f->server->lock);
 
         /* an error status ends it, after the messages before it */
