@@ -146,8 +146,8 @@ teardown() {
 	[ "$d3" -ge 19 ]
 	[ "$d3" -lt 39 ]
 	# while it waits, the status says why
-	wait_for -t 30 eval '[[ $(pod_field crash ".status.containerStatuses[0].state.waiting.reason // empty") == CrashLoopBackOff ]]'
-	[[ $(pod_field crash '.status.containerStatuses[0].state.waiting.message') == "back-off "*"restarting failed container=main pod=crash-e2e-node_default("*")" ]]
+	wait_for -t 30 waiting_reason_is crash main CrashLoopBackOff
+	[[ $(waiting_message crash main) == "back-off "*"restarting failed container=main pod=crash-e2e-node_default("*")" ]]
 	# the CRI log of the latest run is where upstream puts it
 	[ -f "/var/log/pods/default_crash-e2e-node_$(pod_uid crash)/main/3.log" ]
 }

@@ -238,7 +238,7 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	  - {name: main, image: localhost/absent:1.0, imagePullPolicy: Never}
 	YAML
 	start_agent "$MANIFESTS"
-	wait_for -t 60 eval '[[ $(pod_field neverpull ".status.containerStatuses[0].state.waiting.reason // empty") == ErrImageNeverPull ]]'
+	wait_for -t 60 waiting_reason_is neverpull main ErrImageNeverPull
 	[ "$(pod_phase neverpull)" = Pending ]
 }
 
@@ -287,8 +287,8 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[ "$(crictl exec "$ctr" sh -c 'echo "$CONFIG_2"')" = "$(printf 'two\nlines')" ]
 	[ "$(crictl exec "$ctr" sh -c 'echo "${ABSENT-unset}"')" = unset ]
 
-	wait_for -t 60 eval '[[ $(pod_field envfile-missing ".status.containerStatuses[0].state.waiting.reason // empty") == CreateContainerConfigError ]]'
-	msg=$(pod_field envfile-missing '.status.containerStatuses[0].state.waiting.message')
+	wait_for -t 60 waiting_reason_is envfile-missing main CreateContainerConfigError
+	msg=$(waiting_message envfile-missing main)
 	echo "$msg"
 	[[ $msg == 'environment variable key "B" not found in file "'*'/volumes/kubernetes.io~empty-dir/config/config.env"' ]]
 	query_empty running_containers_of envfile-missing main

@@ -43,6 +43,13 @@ phase_is() { [[ $(pod_phase "$1") == "$2" ]]; }
 restarts_at_least() { local n; n=$(restart_count "$1" "$2"); [[ -n $n && $n -ge $3 ]]; }
 pod_absent() { query_empty pod_json "$1"; } # /pods answers, without the pod
 running_is() { [[ $(container_state "$1" "$2") == running ]]; }
+waiting_reason() { # POD CONTAINER -> why it waits, or nothing
+	pod_field "$1" ".status.containerStatuses[] | select(.name == \"$2\") | .state.waiting.reason // empty"
+}
+waiting_message() { # POD CONTAINER
+	pod_field "$1" ".status.containerStatuses[] | select(.name == \"$2\") | .state.waiting.message // empty"
+}
+waiting_reason_is() { [[ $(waiting_reason "$1" "$2") == "$3" ]]; } # POD CONTAINER REASON
 
 # Runtime side, by the upstream labels.
 sandboxes_of() { # POD -> sandbox ids (all states)
