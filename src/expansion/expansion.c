@@ -9,8 +9,7 @@
  *   "$(" without a closing ")" is kept as is, and scanning resumes right
  *   after the "$(" (so later references still expand).
  */
-#include "kuberuntime/builders.h"
-#include "kuberuntime/builders_internal.h"
+#include "expansion/expansion.h"
 
 #include "util/xalloc.h"
 
@@ -50,7 +49,7 @@ static const char *lookup_vars(void *ctx, const char *name, size_t n)
         return lookup(ctx, name, n);
 }
 
-char *kuberuntime__expand_with(const char *in, kuberuntime__expand_lookup_fn fn, void *ctx)
+char *expansion_expand_with(const char *in, expansion_lookup_fn fn, void *ctx)
 {
         struct buf b = {0};
         size_t len = strlen(in);
@@ -93,7 +92,7 @@ char *kuberuntime__expand_with(const char *in, kuberuntime__expand_lookup_fn fn,
         return b.p;
 }
 
-char *kuberuntime_expand(const char *in, const struct kv_list *vars)
+char *expansion_expand(const char *in, const struct kv_list *vars)
 {
-        return kuberuntime__expand_with(in, lookup_vars, (void *)vars);
+        return expansion_expand_with(in, lookup_vars, (void *)vars);
 }

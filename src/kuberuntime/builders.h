@@ -77,10 +77,6 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
                                               Runtime__V1__ContainerConfig **out, ck_error_t *err);
 void kuberuntime_container_config_free(Runtime__V1__ContainerConfig *cfg);
 
-/* $(VAR) expansion as upstream's expansion.Expand: $(VAR) replaced from the
- * map (earlier env entries), $$ -> $, unknown $(X) left as is. New string. */
-char *kuberuntime_expand(const char *in, const struct kv_list *vars);
-
 /* upstream's oom_score_adj policy (pkg/kubelet/qos/policy.go). */
 int64_t kuberuntime_oom_score_adj(const struct pod *pod, const struct container *c,
                                   int64_t node_memory_capacity);

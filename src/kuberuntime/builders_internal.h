@@ -54,13 +54,6 @@ json_t *kuberuntime__raw_container(const struct pod *pod, const char *name);
 /* "name_namespace(uid)", upstream's format.Pod. New string. */
 char *kuberuntime__format_pod(const struct pod *pod);
 
-/* ---- expand.c ---- */
-
-/* The expansion of kuberuntime_expand with a lookup callback: returns the
- * value of the n-byte name (borrowed), or NULL to keep "$(name)". */
-typedef const char *(*kuberuntime__expand_lookup_fn)(void *ctx, const char *name, size_t n);
-char *kuberuntime__expand_with(const char *in, kuberuntime__expand_lookup_fn fn, void *ctx);
-
 /* ---- labels.c ---- */
 void kuberuntime__sandbox_labels(const struct pod *pod, Runtime__V1__PodSandboxConfig *cfg);
 void kuberuntime__container_labels(const struct pod *pod, const struct container *c,

@@ -12,6 +12,7 @@
  */
 #include "kuberuntime/builders.h"
 #include "devicemanager/devicemanager.h"
+#include "expansion/expansion.h"
 #include "kuberuntime/builders_internal.h"
 
 #include "util/xalloc.h"
@@ -49,7 +50,7 @@ static void add_expanded(size_t *n, char ***arr, const struct str_list *in,
                          const struct kv_list *env)
 {
         for (size_t i = 0; i < in->n; i++) {
-                char *v = kuberuntime_expand(in->items[i], env);
+                char *v = expansion_expand(in->items[i], env);
                 kuberuntime__strv_push(n, arr, v);
                 free(v);
         }

@@ -31,6 +31,7 @@
 #include "kuberuntime/builders_internal.h"
 
 #include "envvars/envvars.h"
+#include "expansion/expansion.h"
 #include "util/cleanup.h"
 #include "util/envfile.h"
 #include "util/fsutil.h"
@@ -317,8 +318,8 @@ int kuberuntime__container_env(const struct kuberuntime_options *opts, const str
                 char *value = NULL;
                 switch (e->kind) {
                 case ENV_VALUE:
-                        value = e->value && *e->value ? kuberuntime_expand(e->value, &out)
-                                                      : xstrdup("");
+                        value =
+                            e->value && *e->value ? expansion_expand(e->value, &out) : xstrdup("");
                         break;
                 case ENV_FIELD_REF:
                         if (field_ref_value(opts, pod, pod_ip, e->field_path ? e->field_path : "",

@@ -24,6 +24,7 @@
 #include "kuberuntime/builders.h"
 #include "kuberuntime/builders_internal.h"
 
+#include "expansion/expansion.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -240,7 +241,7 @@ static int expand_subpath_expr(const char *expr, const struct kv_list *env, char
                                ck_error_t *err)
 {
         struct subpath_lookup l = {.env = env};
-        char *v = kuberuntime__expand_with(expr, subpath_lookup, &l);
+        char *v = expansion_expand_with(expr, subpath_lookup, &l);
         if (l.n_missing == 0) {
                 *out = v;
                 return 0;

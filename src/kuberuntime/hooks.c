@@ -7,14 +7,14 @@
  *
  * An exec action runs here through CRI ExecSync (upstream's hook message
  * carries the exit code and the output, which the prober's exec does not
- * report); an httpGet action is run by the prober's prober_run_handler(); a
+ * report); an httpGet action is run by probe_run() (src/probe); a
  * sleep action is a plain wait here, so that a preStop sleep never outlives
  * its deadline.
  */
 #include "api/decode.h"
 #include "kuberuntime/builders.h"
 #include "kuberuntime/runtime_internal.h"
-#include "prober/prober.h"
+#include "probe/probe.h"
 #include "util/fsutil.h"
 #include "util/cleanup.h"
 #include "util/log.h"
@@ -154,8 +154,8 @@ static int run_handler(const struct kuberuntime *rt, struct cri_client *cri, con
                 return run_exec(cri, pod, c, container_id, h, message);
         case HANDLER_HTTP_GET: {
                 cleanup_free char *why = NULL;
-                if (prober_run_handler(cri, pod, c, container_id, pod_ip, h, hook_timeout_ms(rt),
-                                       &why) == PROBE_RESULT_SUCCESS)
+                if (probe_outcome_ok(
+                        probe_run(cri, c, container_id, pod_ip, h, hook_timeout_ms(rt), &why)))
                         return 0;
                 *message = failure_message(pod, c, h, why);
                 return -1;

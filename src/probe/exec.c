@@ -6,20 +6,20 @@
  * 10 KiB) is the message.  A runtime timeout is a failure ("command timed
  * out"); any other CRI error means the probe could not run.
  */
-#include "prober/prober_internal.h"
+#include "probe/probe_internal.h"
 
-#include "kuberuntime/builders.h"
+#include "expansion/expansion.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
 #include <string.h>
 
-/* Appends at most what fits of data to buf (len of cap PROBER_MAX_OUTPUT). */
+/* Appends at most what fits of data to buf (len of cap PROBE_MAX_OUTPUT). */
 static void append_capped(char *buf, size_t *len, const ProtobufCBinaryData *data)
 {
         size_t n = data->len;
-        if (n > PROBER_MAX_OUTPUT - *len)
-                n = PROBER_MAX_OUTPUT - *len;
+        if (n > PROBE_MAX_OUTPUT - *len)
+                n = PROBE_MAX_OUTPUT - *len;
         if (n > 0)
                 memcpy(buf + *len, data->data, n);
         *len += n;
@@ -36,22 +36,22 @@ static char **expand_command(const struct container *c, const struct str_list *c
         }
         char **argv = xcalloc(cmd->n + 1, sizeof(*argv));
         for (size_t i = 0; i < cmd->n; i++)
-                argv[i] = kuberuntime_expand(cmd->items[i], &vars);
+                argv[i] = expansion_expand(cmd->items[i], &vars);
         kv_list_release(&vars);
         return argv;
 }
 
-enum prober_outcome prober__exec(struct cri_client *cri, const struct container *c,
-                                 const char *container_id, const struct handler *h,
-                                 int64_t timeout_ms, char **message)
+enum probe_outcome probe__exec(struct cri_client *cri, const struct container *c,
+                               const char *container_id, const struct handler *h,
+                               int64_t timeout_ms, char **message)
 {
         if (cri == NULL) {
                 *message = xstrdup("no container runtime to run the command");
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         }
         if (container_id == NULL || container_id[0] == '\0') {
                 *message = xstrdup("no container to run the command in");
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         }
         char **argv = expand_command(c, &h->exec_command);
         int64_t timeout_s = timeout_ms > 0 ? (timeout_ms + 999) / 1000 : 0;
@@ -65,12 +65,12 @@ enum prober_outcome prober__exec(struct cri_client *cri, const struct container 
         if (r < 0) {
                 if (err != NULL && err->code == CRI_CODE_DEADLINE_EXCEEDED) {
                         *message = xstrdup("command timed out");
-                        return PROBER_OUTCOME_FAILURE;
+                        return PROBE_OUTCOME_FAILURE;
                 }
                 *message = xstrdup(ck_error_msg(err));
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         }
-        char *out = xmalloc(PROBER_MAX_OUTPUT + 1);
+        char *out = xmalloc(PROBE_MAX_OUTPUT + 1);
         size_t len = 0;
         append_capped(out, &len, &resp->stdout);
         append_capped(out, &len, &resp->stderr);
@@ -78,5 +78,5 @@ enum prober_outcome prober__exec(struct cri_client *cri, const struct container 
         *message = out;
         int32_t code = resp->exit_code;
         runtime__v1__exec_sync_response__free_unpacked(resp, NULL);
-        return code == 0 ? PROBER_OUTCOME_SUCCESS : PROBER_OUTCOME_FAILURE;
+        return code == 0 ? PROBE_OUTCOME_SUCCESS : PROBE_OUTCOME_FAILURE;
 }

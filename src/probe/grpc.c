@@ -10,7 +10,7 @@
  *
  * Two fields: encoded and decoded by hand rather than generated.
  */
-#include "prober/prober_internal.h"
+#include "probe/probe_internal.h"
 
 #include "grpc/grpc.h"
 #include "util/cleanup.h"
@@ -122,20 +122,20 @@ static char *call_error_message(const char *addr, int64_t timeout_ms, ck_error_t
         return xasprintf("error: health rpc probe failed: %s", msg);
 }
 
-enum prober_outcome prober__grpc(const char *host, int port, const char *service,
-                                 int64_t timeout_ms, char **message)
+enum probe_outcome probe__grpc(const char *host, int port, const char *service, int64_t timeout_ms,
+                               char **message)
 {
         if (port <= 0 || port > 65535) {
                 *message = xasprintf("invalid port number: %d", port);
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         }
         if (timeout_ms <= 0)
                 timeout_ms = 1000;
-        cleanup_free char *addr = prober__join_host_port(host, port);
+        cleanup_free char *addr = probe__join_host_port(host, port);
         size_t req_len = 0;
         cleanup_free uint8_t *req = encode_request(service, &req_len);
         struct grpc_conn *conn = grpc_conn_new_tcp(host, port);
-        grpc_conn_set_user_agent(conn, PROBER_USER_AGENT);
+        grpc_conn_set_user_agent(conn, PROBE_USER_AGENT);
         cleanup_free uint8_t *resp = NULL;
         size_t resp_len = 0;
         cleanup_error ck_error_t err = NULL;
@@ -144,18 +144,18 @@ enum prober_outcome prober__grpc(const char *host, int port, const char *service
         grpc_conn_free(conn);
         if (r < 0) {
                 *message = call_error_message(addr, timeout_ms, err);
-                return PROBER_OUTCOME_FAILURE;
+                return PROBE_OUTCOME_FAILURE;
         }
         uint64_t status;
         if (decode_status(resp, resp_len, &status) < 0) {
                 *message = xstrdup("error: health rpc probe failed: malformed HealthCheckResponse");
-                return PROBER_OUTCOME_FAILURE;
+                return PROBE_OUTCOME_FAILURE;
         }
         if (status != SERVING) {
                 *message =
                     xasprintf("service unhealthy (responded with \"%s\")", status_name(status));
-                return PROBER_OUTCOME_FAILURE;
+                return PROBE_OUTCOME_FAILURE;
         }
         *message = xstrdup("service healthy");
-        return PROBER_OUTCOME_SUCCESS;
+        return PROBE_OUTCOME_SUCCESS;
 }

@@ -4,7 +4,7 @@
  * the lifecycle handler runner): the dispatch on the handler's kind, the
  * port resolution of pkg/probe/util.go, and the sleep action.
  */
-#include "prober/prober_internal.h"
+#include "probe/probe_internal.h"
 
 #include "util/xalloc.h"
 #include "util/sleep.h"
@@ -14,15 +14,14 @@
 #include <string.h>
 #include <time.h>
 
-char *prober__join_host_port(const char *host, int port)
+char *probe__join_host_port(const char *host, int port)
 {
         if (strchr(host, ':') != NULL)
                 return xasprintf("[%s]:%d", host, port);
         return xasprintf("%s:%d", host, port);
 }
 
-int prober__resolve_port(const struct int_or_string *port, const struct container *c,
-                         char **message)
+int probe__resolve_port(const struct int_or_string *port, const struct container *c, char **message)
 {
         long n = -1;
         if (!port->is_string) {
@@ -56,59 +55,48 @@ int prober__resolve_port(const struct int_or_string *port, const struct containe
 }
 
 /* The sleep action: sleeps, then succeeds (upstream runSleepHandler). */
-static enum prober_outcome run_sleep(int64_t seconds)
+static enum probe_outcome run_sleep(int64_t seconds)
 {
         sleep_ms(seconds > INT64_MAX / 1000 ? INT64_MAX : seconds * 1000);
-        return PROBER_OUTCOME_SUCCESS;
+        return PROBE_OUTCOME_SUCCESS;
 }
 
-enum prober_outcome prober__run(struct cri_client *cri, const struct container *c,
-                                const char *container_id, const char *pod_ip,
-                                const struct handler *h, int64_t timeout_ms, char **message)
+enum probe_outcome probe_run(struct cri_client *cri, const struct container *c,
+                             const char *container_id, const char *pod_ip, const struct handler *h,
+                             int64_t timeout_ms, char **message)
 {
         *message = NULL;
         switch (h->kind) {
         case HANDLER_EXEC:
-                return prober__exec(cri, c, container_id, h, timeout_ms, message);
+                return probe__exec(cri, c, container_id, h, timeout_ms, message);
         case HANDLER_HTTP_GET: {
                 /* the container's own lifecycle handler: hook semantics */
                 bool hook = c != NULL && (h == c->post_start || h == c->pre_stop);
-                return prober__http_get(c, pod_ip, h, timeout_ms, hook, message);
+                return probe__http_get(c, pod_ip, h, timeout_ms, hook, message);
         }
         case HANDLER_TCP_SOCKET: {
-                int port = prober__resolve_port(&h->port, c, message);
+                int port = probe__resolve_port(&h->port, c, message);
                 if (port < 0)
-                        return PROBER_OUTCOME_ERROR;
+                        return PROBE_OUTCOME_ERROR;
                 const char *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
                 if (host == NULL || host[0] == '\0') {
                         *message = xstrdup("the pod has no IP address");
-                        return PROBER_OUTCOME_ERROR;
+                        return PROBE_OUTCOME_ERROR;
                 }
-                return prober__tcp(host, port, timeout_ms, message);
+                return probe__tcp(host, port, timeout_ms, message);
         }
         case HANDLER_GRPC:
                 if (pod_ip == NULL || pod_ip[0] == '\0') {
                         *message = xstrdup("the pod has no IP address");
-                        return PROBER_OUTCOME_ERROR;
+                        return PROBE_OUTCOME_ERROR;
                 }
-                return prober__grpc(pod_ip, h->port.ival, h->grpc_service ? h->grpc_service : "",
-                                    timeout_ms, message);
+                return probe__grpc(pod_ip, h->port.ival, h->grpc_service ? h->grpc_service : "",
+                                   timeout_ms, message);
         case HANDLER_SLEEP:
                 return run_sleep(h->sleep_seconds);
         case HANDLER_NONE:
                 break;
         }
         *message = xasprintf("missing probe handler for container %s", c ? c->name : "");
-        return PROBER_OUTCOME_ERROR;
-}
-
-enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *pod,
-                                     const struct container *c, const char *container_id,
-                                     const char *pod_ip, const struct handler *h,
-                                     int64_t timeout_ms, char **message)
-{
-        (void)pod;
-        enum prober_outcome o = prober__run(cri, c, container_id, pod_ip, h, timeout_ms, message);
-        return o == PROBER_OUTCOME_SUCCESS || o == PROBER_OUTCOME_WARNING ? PROBE_RESULT_SUCCESS
-                                                                          : PROBE_RESULT_FAILURE;
+        return PROBE_OUTCOME_ERROR;
 }

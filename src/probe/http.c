@@ -18,7 +18,7 @@
  * request with User-Agent kube-lifecycle/1.35, and any HTTP response counts
  * as a success.
  */
-#include "prober/prober_internal.h"
+#include "probe/probe_internal.h"
 
 #include "util/fsutil.h"
 #include "util/cleanup.h"
@@ -37,7 +37,7 @@
 #define MAX_REDIRECTS 10
 
 struct body {
-        char buf[PROBER_MAX_OUTPUT + 1];
+        char buf[PROBE_MAX_OUTPUT + 1];
         size_t len;
         bool truncated;
 };
@@ -77,7 +77,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *user)
 {
         struct body *b = user;
         size_t n = size * nmemb;
-        size_t room = PROBER_MAX_OUTPUT - b->len;
+        size_t room = PROBE_MAX_OUTPUT - b->len;
         if (n > room) {
                 memcpy(b->buf + b->len, data, room);
                 b->len += room;
@@ -153,8 +153,8 @@ static struct curl_slist *build_headers(const struct handler *h, bool hook, char
                 free(line);
         }
         if (!user_agent)
-                list = curl_slist_append(list, hook ? "User-Agent: " PROBER_HOOK_USER_AGENT
-                                                    : "User-Agent: " PROBER_USER_AGENT);
+                list = curl_slist_append(list, hook ? "User-Agent: " PROBE_HOOK_USER_AGENT
+                                                    : "User-Agent: " PROBE_USER_AGENT);
         if (!accept)
                 list = curl_slist_append(list, "Accept: */*");
         if (accept_removed)
@@ -189,7 +189,7 @@ static char *probe_url(const struct handler *h, const char *host, int port)
         const char *scheme =
             h->http_scheme && strcasecmp(h->http_scheme, "HTTPS") == 0 ? "https" : "http";
         const char *path = h->http_path ? h->http_path : "";
-        cleanup_free char *hostport = prober__join_host_port(host, port);
+        cleanup_free char *hostport = probe__join_host_port(host, port);
         return xasprintf("%s://%s%s%s", scheme, hostport, path[0] == '/' || !path[0] ? "" : "/",
                          path);
 }
@@ -263,31 +263,31 @@ static char *transport_message(const char *url, const char *hostport, const stru
                          hop->errbuf[0] ? hop->errbuf : curl_easy_strerror(hop->res));
 }
 
-enum prober_outcome prober__http_get(const struct container *c, const char *pod_ip,
-                                     const struct handler *h, int64_t timeout_ms, bool hook,
-                                     char **message)
+enum probe_outcome probe__http_get(const struct container *c, const char *pod_ip,
+                                   const struct handler *h, int64_t timeout_ms, bool hook,
+                                   char **message)
 {
         pthread_once(&curl_once, curl_init_once);
-        int port = prober__resolve_port(&h->port, c, message);
+        int port = probe__resolve_port(&h->port, c, message);
         if (port < 0)
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         const char *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
         if (host == NULL || host[0] == '\0') {
                 *message = xstrdup("the pod has no IP address");
-                return PROBER_OUTCOME_ERROR;
+                return PROBE_OUTCOME_ERROR;
         }
         struct curl_slist *headers = build_headers(h, hook, message);
         if (headers == NULL)
-                return PROBER_OUTCOME_FAILURE;
+                return PROBE_OUTCOME_FAILURE;
         if (timeout_ms <= 0)
                 timeout_ms = 1000;
 
-        cleanup_free char *hostport = prober__join_host_port(host, port);
+        cleanup_free char *hostport = probe__join_host_port(host, port);
         char *url = probe_url(h, host, port);
         cleanup_free char *first_host = url_host(url);
         int64_t deadline = fs_now_mono_ms() + timeout_ms;
         struct body *body = xmalloc(sizeof(*body));
-        enum prober_outcome outcome = PROBER_OUTCOME_FAILURE;
+        enum probe_outcome outcome = PROBE_OUTCOME_FAILURE;
         for (int redirects = 0;; redirects++) {
                 int64_t left = deadline - fs_now_mono_ms();
                 struct hop hop;
@@ -321,17 +321,17 @@ enum prober_outcome prober__http_get(const struct container *c, const char *pod_
                 free(hop.location);
                 if (hook) {
                         /* upstream's hook runner checks no status code */
-                        outcome = PROBER_OUTCOME_SUCCESS;
+                        outcome = PROBE_OUTCOME_SUCCESS;
                 } else if (hop.code >= 200 && hop.code < 400) {
                         if (hop.code >= 300) {
                                 LOG_INFO(4, "Probe terminated redirects", "url=\"%s\" code=%ld",
                                          url, hop.code);
                                 *message = xasprintf(
                                     "Probe terminated redirects, Response body: %s", body->buf);
-                                outcome = PROBER_OUTCOME_WARNING;
+                                outcome = PROBE_OUTCOME_WARNING;
                         } else {
                                 *message = xstrdup(body->buf);
-                                outcome = PROBER_OUTCOME_SUCCESS;
+                                outcome = PROBE_OUTCOME_SUCCESS;
                         }
                 } else {
                         *message = xasprintf("HTTP probe failed with statuscode: %ld", hop.code);

@@ -5,7 +5,7 @@
  * Like upstream's probe dialer, SO_LINGER {on, 1 s}.  Messages follow Go's
  * dial errors ("dial tcp 10.1.2.3:80: connect: connection refused").
  */
-#include "prober/prober_internal.h"
+#include "probe/probe_internal.h"
 
 #include "util/fsutil.h"
 #include "util/cleanup.h"
@@ -61,10 +61,10 @@ static int connect_addr(const struct addrinfo *ai, int64_t deadline_ms)
         return soerr;
 }
 
-enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, char **message)
+enum probe_outcome probe__tcp(const char *host, int port, int64_t timeout_ms, char **message)
 {
         int64_t deadline = fs_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 1000);
-        cleanup_free char *addr = prober__join_host_port(host, port);
+        cleanup_free char *addr = probe__join_host_port(host, port);
         char service[16];
         snprintf(service, sizeof(service), "%d", port);
         struct addrinfo hints = {
@@ -74,7 +74,7 @@ enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, 
         if (rv != 0) {
                 *message = xasprintf("dial tcp: lookup %s: %s", host,
                                      rv == EAI_SYSTEM ? strerror(errno) : gai_strerror(rv));
-                return PROBER_OUTCOME_FAILURE;
+                return PROBE_OUTCOME_FAILURE;
         }
         int errnum = EADDRNOTAVAIL;
         for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
@@ -84,12 +84,12 @@ enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, 
         }
         freeaddrinfo(res);
         if (errnum == 0)
-                return PROBER_OUTCOME_SUCCESS;
+                return PROBE_OUTCOME_SUCCESS;
         if (errnum == ETIMEDOUT) {
                 *message = xasprintf("dial tcp %s: i/o timeout", addr);
         } else {
                 cleanup_free char *why = go_strerror(errnum);
                 *message = xasprintf("dial tcp %s: connect: %s", addr, why);
         }
-        return PROBER_OUTCOME_FAILURE;
+        return PROBE_OUTCOME_FAILURE;
 }

@@ -25,7 +25,6 @@
 #define CK_PROBER_PROBER_H
 
 #include "api/pod.h"
-#include "cri/cri.h"
 #include "kuberuntime/runtime.h"
 
 #include <stdint.h>
@@ -77,15 +76,5 @@ char **prober_startup_failures(struct prober *p, const char *uid);
 /* Names of containers whose startup probe has succeeded (for the running
  * instance), same form. */
 char **prober_started(struct prober *p, const char *uid);
-
-/* Runs one handler once: a probe action or a lifecycle hook (exec through
- * CRI ExecSync, httpGet, tcpSocket, grpc health check, sleep).  pod_ip is
- * the target of httpGet/tcpSocket/grpc when the handler names no host.
- * Returns SUCCESS or FAILURE; *message (new string, may be NULL) says why
- * it failed, or holds the exec output. */
-enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *pod,
-                                     const struct container *c, const char *container_id,
-                                     const char *pod_ip, const struct handler *h,
-                                     int64_t timeout_ms, char **message);
 
 #endif

@@ -1,63 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Private to src/prober: the probe handlers (one file each) and the worker
- * and scheduler structures shared by manager.c, worker.c and scheduler.c.
+ * Private to src/prober: the worker and scheduler structures shared by
+ * manager.c, worker.c and scheduler.c (the handlers they run: src/probe).
  */
 #ifndef CK_PROBER_INTERNAL_H
 #define CK_PROBER_INTERNAL_H
 
 #include "prober/prober.h"
+#include "probe/probe.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Output kept from a probe (exec output, HTTP body): upstream's 10 KiB. */
-#define PROBER_MAX_OUTPUT (10 * 1024)
-/* upstream: "kube-probe/<major>.<minor>" of the kubelet's version */
-#define PROBER_USER_AGENT "kube-probe/1.35"
-/* ... and of lifecycle hooks' requests */
-#define PROBER_HOOK_USER_AGENT "kube-lifecycle/1.35"
-
-/* The outcome of one handler run, as upstream's probe.Result plus error:
- * a warning counts as success (an HTTP redirect to another host), an error
- * (the probe could not be run: CRI failure, unresolvable port) is retried
- * and then thrown away by the worker, and is a failure for hooks. */
-enum prober_outcome {
-        PROBER_OUTCOME_SUCCESS = 0,
-        PROBER_OUTCOME_WARNING,
-        PROBER_OUTCOME_FAILURE,
-        PROBER_OUTCOME_ERROR,
-};
-
-/* ---- handlers (handler*.c); *message: new string or NULL ---- */
-
-/* Dispatches on h->kind.  cri may be NULL (then exec is an error). */
-enum prober_outcome prober__run(struct cri_client *cri, const struct container *c,
-                                const char *container_id, const char *pod_ip,
-                                const struct handler *h, int64_t timeout_ms, char **message);
-
-/* The port of an httpGet/tcpSocket handler: a number, a name of one of the
- * container's ports, or a numeric string (upstream probe.ResolveContainerPort).
- * < 0 with *message when it does not resolve to 1..65535. */
-int prober__resolve_port(const struct int_or_string *port, const struct container *c,
-                         char **message);
-
-enum prober_outcome prober__exec(struct cri_client *cri, const struct container *c,
-                                 const char *container_id, const struct handler *h,
-                                 int64_t timeout_ms, char **message);
-/* hook: a lifecycle hook's request (upstream lifecycle.runHTTPHandler): any
- * HTTP response is a success, User-Agent kube-lifecycle/1.35. */
-enum prober_outcome prober__http_get(const struct container *c, const char *pod_ip,
-                                     const struct handler *h, int64_t timeout_ms, bool hook,
-                                     char **message);
-enum prober_outcome prober__tcp(const char *host, int port, int64_t timeout_ms, char **message);
-enum prober_outcome prober__grpc(const char *host, int port, const char *service,
-                                 int64_t timeout_ms, char **message);
-
-/* "host:port", IPv6 addresses in brackets (Go's net.JoinHostPort). New string. */
-char *prober__join_host_port(const char *host, int port);
 
 /* ---- workers (worker.c) ---- */
 
@@ -145,7 +100,7 @@ void prober__worker_reset(struct prober_worker *w, const char *container_id, int
 
 /* Records the outcome of a run (upstream doProbe's threshold logic).
  * Returns true when the published result changed. */
-bool prober__worker_record(struct prober_worker *w, enum prober_outcome outcome);
+bool prober__worker_record(struct prober_worker *w, enum probe_outcome outcome);
 
 /* Whether the worker should run now: a running instance, not on hold, and
  * for liveness/readiness a startup probe that succeeded (if any). */

@@ -193,17 +193,17 @@ struct change {
         enum probe_result result;
 };
 
-static enum prober_outcome run_job(struct cri_client *cri, const struct job *j, char **message)
+static enum probe_outcome run_job(struct cri_client *cri, const struct job *j, char **message)
 {
-        enum prober_outcome o = PROBER_OUTCOME_ERROR;
+        enum probe_outcome o = PROBE_OUTCOME_ERROR;
         int64_t timeout_ms =
             (int64_t)(j->spec->timeout_seconds > 0 ? j->spec->timeout_seconds : 1) * 1000;
         for (int i = 0; i < MAX_PROBE_RETRIES; i++) {
                 free(*message);
                 *message = NULL;
-                o = prober__run(cri, j->c, j->container_id, j->ip, &j->spec->handler, timeout_ms,
-                                message);
-                if (o != PROBER_OUTCOME_ERROR)
+                o = probe_run(cri, j->c, j->container_id, j->ip, &j->spec->handler, timeout_ms,
+                              message);
+                if (o != PROBE_OUTCOME_ERROR)
                         break;
         }
         return o;
@@ -212,40 +212,40 @@ static enum prober_outcome run_job(struct cri_client *cri, const struct job *j, 
 /* prober_probe_total and prober_probe_duration_seconds (upstream's
  * worker.doProbe: a success with a warning counts as successful, an error
  * as unknown). */
-static void record_metrics(const struct job *j, enum prober_outcome o, double seconds)
+static void record_metrics(const struct job *j, enum probe_outcome o, double seconds)
 {
-        const char *result = o == PROBER_OUTCOME_FAILURE ? "failed"
-                             : o == PROBER_OUTCOME_ERROR ? "unknown"
-                                                         : "successful";
+        const char *result = o == PROBE_OUTCOME_FAILURE ? "failed"
+                             : o == PROBE_OUTCOME_ERROR ? "unknown"
+                                                        : "successful";
         kmetrics_probe(prober__type_name(j->type), result, j->c->name, j->pod->name,
                        j->pod->namespace, j->uid, seconds);
 }
 
 /* upstream prober.probe's log lines */
-static void log_outcome(const struct job *j, enum prober_outcome o, const char *message)
+static void log_outcome(const struct job *j, enum probe_outcome o, const char *message)
 {
         const char *type = prober__type_name(j->type);
         const char *pod = pod_full_name(j->pod);
         const char *out = message ? message : "";
         switch (o) {
-        case PROBER_OUTCOME_SUCCESS:
+        case PROBE_OUTCOME_SUCCESS:
                 LOG_INFO(3, "Probe succeeded",
                          "probeType=\"%s\" pod=\"%s\" podUID=\"%s\" containerName=\"%s\"", type,
                          pod, j->uid, j->c->name);
                 break;
-        case PROBER_OUTCOME_WARNING:
+        case PROBE_OUTCOME_WARNING:
                 LOG_INFO(3, "Probe succeeded with a warning",
                          "probeType=\"%s\" pod=\"%s\" podUID=\"%s\" containerName=\"%s\" "
                          "output=\"%s\"",
                          type, pod, j->uid, j->c->name, out);
                 break;
-        case PROBER_OUTCOME_FAILURE:
+        case PROBE_OUTCOME_FAILURE:
                 LOG_INFO(1, "Probe failed",
                          "probeType=\"%s\" pod=\"%s\" podUID=\"%s\" containerName=\"%s\" "
                          "probeResult=\"failure\" output=\"%s\"",
                          type, pod, j->uid, j->c->name, out);
                 break;
-        case PROBER_OUTCOME_ERROR:
+        case PROBE_OUTCOME_ERROR:
                 if (LOG_V(1))
                         LOG_ERROR("Probe errored",
                                   "err=\"%s\" probeType=\"%s\" pod=\"%s\" podUID=\"%s\" "
@@ -257,23 +257,23 @@ static void log_outcome(const struct job *j, enum prober_outcome o, const char *
 
 /* upstream prober.probe's events: every failure (Unhealthy), error
  * (Unhealthy) and warning (ProbeWarning); the recorder aggregates repeats. */
-static void record_outcome(struct prober *p, const struct job *j, enum prober_outcome o,
+static void record_outcome(struct prober *p, const struct job *j, enum probe_outcome o,
                            const char *message)
 {
         const char *type = prober__type_name(j->type);
         const char *out = message ? message : "";
         switch (o) {
-        case PROBER_OUTCOME_SUCCESS:
+        case PROBE_OUTCOME_SUCCESS:
                 break;
-        case PROBER_OUTCOME_WARNING:
+        case PROBE_OUTCOME_WARNING:
                 event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "ProbeWarning",
                                "%s probe warning: %s", type, out);
                 break;
-        case PROBER_OUTCOME_FAILURE:
+        case PROBE_OUTCOME_FAILURE:
                 event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "Unhealthy",
                                "%s probe failed: %s", type, out);
                 break;
-        case PROBER_OUTCOME_ERROR:
+        case PROBE_OUTCOME_ERROR:
                 event_emit_pod(p->recorder, j->pod, j->c->name, EVENT_WARNING, "Unhealthy",
                                "%s probe errored and resulted in unknown state: %s", type, out);
                 break;
@@ -297,7 +297,7 @@ static void add_failure(struct prober_pod *pp, const char *name, const char *con
 
 /* Applies a run's outcome to its worker and schedules the next run. */
 static void finish_job(struct prober *p, struct prober_worker *w, const struct job *j,
-                       enum prober_outcome o, struct change *ch)
+                       enum probe_outcome o, struct change *ch)
 {
         w->running = false;
         if (w->removed) {
@@ -374,7 +374,7 @@ static void *pool_main(void *arg)
 
                 char *message = NULL;
                 int64_t t0 = fs_now_mono_us();
-                enum prober_outcome o = run_job(cri, &j, &message);
+                enum probe_outcome o = run_job(cri, &j, &message);
                 log_outcome(&j, o, message);
                 record_metrics(&j, o, (double)(fs_now_mono_us() - t0) / 1e6);
                 record_outcome(p, &j, o, message);

@@ -85,12 +85,12 @@ void prober__worker_reset(struct prober_worker *w, const char *container_id, int
         w->due_ms = fs_now_mono_ms() + delay_ms;
 }
 
-bool prober__worker_record(struct prober_worker *w, enum prober_outcome outcome)
+bool prober__worker_record(struct prober_worker *w, enum probe_outcome outcome)
 {
-        if (outcome == PROBER_OUTCOME_ERROR)
+        if (outcome == PROBE_OUTCOME_ERROR)
                 return false; /* upstream: a prober error throws the result away */
         enum probe_result r =
-            outcome == PROBER_OUTCOME_FAILURE ? PROBE_RESULT_FAILURE : PROBE_RESULT_SUCCESS;
+            outcome == PROBE_OUTCOME_FAILURE ? PROBE_RESULT_FAILURE : PROBE_RESULT_SUCCESS;
         if (w->last == r) {
                 w->run++;
         } else {

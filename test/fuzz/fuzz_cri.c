@@ -8,7 +8,7 @@
  * actions computed from it (status_generate, kuberuntime_compute_pod_actions),
  * the pod listing of PLEG and housekeeping (kuberuntime_get_pods), image
  * checks and pulls (kuberuntime__ensure_image), an exec probe
- * (prober_run_handler), and the other calls directly.
+ * (probe_run), and the other calls directly.
  *
  * The transport is faked at the module boundary: this file defines the
  * functions of grpc/grpc_conn.c (grpc.h), so the linker takes them instead
@@ -34,7 +34,7 @@
 #include "kuberuntime/compute.h"
 #include "kuberuntime/runtime.h"
 #include "kuberuntime/runtime_internal.h"
-#include "prober/prober.h"
+#include "probe/probe.h"
 #include "status/generate.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -472,9 +472,9 @@ static void scenario_calls(struct cri_client *cri)
 #undef EXPECT
         const struct container *c = &pod->containers[0];
         char *message = NULL;
-        enum probe_result pr = prober_run_handler(cri, pod, c, "ct", "10.1.0.2",
-                                                  &c->liveness_probe->handler, 1000, &message);
-        if (pr != PROBE_RESULT_SUCCESS && pr != PROBE_RESULT_FAILURE)
+        enum probe_outcome o =
+            probe_run(cri, c, "ct", "10.1.0.2", &c->liveness_probe->handler, 1000, &message);
+        if (o != PROBE_OUTCOME_SUCCESS && o != PROBE_OUTCOME_FAILURE && o != PROBE_OUTCOME_ERROR)
                 abort();
         free(message);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Fuzzes $(VAR) expansion (kuberuntime/expand.c) and the container
+ * Fuzzes $(VAR) expansion (src/expansion/expansion.c) and the container
  * environment built with it (kuberuntime__container_env), on what a pod's
  * author writes: command, args and env values.  The input is
  *
@@ -17,6 +17,7 @@
  *     the entries before it (upstream makeEnvironmentVariables).
  */
 #include "api/decode.h"
+#include "expansion/expansion.h"
 #include "kuberuntime/builders.h"
 #include "kuberuntime/builders_internal.h"
 #include "util/cleanup.h"
@@ -90,7 +91,7 @@ static char *ref_expand(const char *input, const struct kv_list *vars)
                         }
                 } else {
                         /* "$" + string(input[0]): Go would turn a byte >= 0x80
-                         * into a 2-byte rune; ckubelet copies it (expand.c) */
+                         * into a 2-byte rune; ckubelet copies it (expansion.c) */
                         ref_add(&b, "$", 1);
                         ref_add(&b, in, 1);
                 }
@@ -105,19 +106,19 @@ static char *ref_expand(const char *input, const struct kv_list *vars)
 
 static void check_expand(const char *text, const struct kv_list *vars)
 {
-        cleanup_free char *got = kuberuntime_expand(text, vars);
+        cleanup_free char *got = expansion_expand(text, vars);
         cleanup_free char *want = ref_expand(text, vars);
         if (got == NULL || strcmp(got, want) != 0)
                 abort();
         if (strchr(text, '$') == NULL && strcmp(got, text) != 0)
                 abort();
         struct kv_list none = {0};
-        cleanup_free char *bare = kuberuntime_expand(text, &none);
+        cleanup_free char *bare = expansion_expand(text, &none);
         if (strlen(bare) > strlen(text))
                 abort();
         if (strstr(text, "$$") == NULL && strcmp(bare, text) != 0)
                 abort();
-        cleanup_free char *null_vars = kuberuntime_expand(text, NULL);
+        cleanup_free char *null_vars = expansion_expand(text, NULL);
         if (strcmp(null_vars, bare) != 0)
                 abort();
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* $(VAR) expansion (kuberuntime_expand) against the cases of upstream's
+/* $(VAR) expansion (expansion_expand) against the cases of upstream's
  * third_party/forked/golang/expansion/expand_test.go. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "kuberuntime/builders.h"
+#include "expansion/expansion.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +70,7 @@ static void test_upstream_expansion_table(void **state)
 {
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char *got = kuberuntime_expand(cases[i].input, &vars);
+                char *got = expansion_expand(cases[i].input, &vars);
                 if (strcmp(got, cases[i].expected) != 0)
                         fail_msg("%s: input \"%s\": expected \"%s\", got \"%s\"", cases[i].name,
                                  cases[i].input, cases[i].expected, got);
@@ -86,7 +86,7 @@ static void test_values_reference_earlier_values(void **state)
         const char *names[] = {"FOO", "ZOO", "BLU"};
         const char *values[] = {"bar", "$(FOO)-1", "$(ZOO)-2"};
         for (size_t i = 0; i < 3; i++) {
-                char *v = kuberuntime_expand(values[i], &env);
+                char *v = expansion_expand(values[i], &env);
                 kv_list_add(&env, names[i], v);
                 free(v);
         }
@@ -101,10 +101,10 @@ static void test_later_duplicate_wins_and_no_vars(void **state)
         (void)state;
         struct kv items[] = {{"X", "first"}, {"X", "second"}};
         struct kv_list l = {items, 2};
-        char *got = kuberuntime_expand("$(X)", &l);
+        char *got = expansion_expand("$(X)", &l);
         assert_string_equal(got, "second");
         free(got);
-        got = kuberuntime_expand("a$(X)b", NULL);
+        got = expansion_expand("a$(X)b", NULL);
         assert_string_equal(got, "a$(X)b");
         free(got);
 }

@@ -3,7 +3,7 @@
  * container_start.c): the grace period accounting, the order in which a
  * pod's containers stop when it has sidecars, the preStop deadline, and a
  * failing postStart hook, against a fake CRI runtime.  The handler runner
- * (prober_run_handler, the prober module's boundary) is a fake here that
+ * (probe_run, the probe module's boundary) is a fake here that
  * records each call and takes as long as the test says. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
 #include "api/decode.h"
 #include "kuberuntime/builders.h"
 #include "kuberuntime/runtime_internal.h"
-#include "prober/prober.h"
+#include "probe/probe.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/yamljson.h"
@@ -88,13 +88,11 @@ static bool hook_hold(void)
         return false;
 }
 
-enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *pod,
-                                     const struct container *c, const char *container_id,
-                                     const char *pod_ip, const struct handler *h,
-                                     int64_t timeout_ms, char **message)
+enum probe_outcome probe_run(struct cri_client *cri, const struct container *c,
+                             const char *container_id, const char *pod_ip, const struct handler *h,
+                             int64_t timeout_ms, char **message)
 {
         (void)cri;
-        (void)pod;
         (void)container_id;
         pthread_mutex_lock(&hooks.lock);
         struct hook_call *k = NULL;
@@ -128,7 +126,7 @@ enum probe_result prober_run_handler(struct cri_client *cri, const struct pod *p
         }
         pthread_mutex_unlock(&hooks.lock);
         *message = fail ? strdup("Get \"http://10.88.0.9:8080/hi\": connection refused") : NULL;
-        return fail ? PROBE_RESULT_FAILURE : PROBE_RESULT_SUCCESS;
+        return fail ? PROBE_OUTCOME_FAILURE : PROBE_OUTCOME_SUCCESS;
 }
 
 static const struct hook_call *hook_call_of(const char *container)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Probe handlers (prober_run_handler) against in-process servers on
+/* The handlers of src/probe (probe_run) against in-process servers on
  * loopback: an HTTP/1.1 server for httpGet and tcpSocket, an h2c gRPC
  * server for the health protocol, and a fake CRI (gRPC on a unix socket)
  * answering ExecSync. */
@@ -14,7 +14,7 @@
 #include "api/decode.h"
 #include "cri/cri.h"
 #include "grpc/grpc.h"
-#include "prober/prober.h"
+#include "probe/probe.h"
 
 #include "fake_grpc_server.h"
 #include "test_prober_server.h"
@@ -36,13 +36,13 @@ static struct pod *pod_with_handler(int named_port, const char *handler_json)
             named_port, handler_json);
 }
 
-/* Runs the readiness handler of pod's first container. */
-static enum probe_result run(struct cri_client *cri, const struct pod *pod, int64_t timeout_ms,
-                             char **message)
+/* Runs the readiness handler of pod's first container: whether it
+ * succeeded (a warning is a success). */
+static bool run(struct cri_client *cri, const struct pod *pod, int64_t timeout_ms, char **message)
 {
         const struct container *c = &pod->containers[0];
-        return prober_run_handler(cri, pod, c, "cid-1", "127.0.0.1", &c->readiness_probe->handler,
-                                  timeout_ms, message);
+        return probe_outcome_ok(probe_run(cri, c, "cid-1", "127.0.0.1",
+                                          &c->readiness_probe->handler, timeout_ms, message));
 }
 
 /* ---- httpGet ---- */
@@ -67,14 +67,13 @@ static int http_teardown(void **state)
         return 0;
 }
 
-static enum probe_result http_probe(struct http_fixture *f, const char *path, int64_t timeout_ms,
-                                    char **message)
+static bool http_probe(struct http_fixture *f, const char *path, int64_t timeout_ms, char **message)
 {
         char handler[512];
         snprintf(handler, sizeof(handler), "{\"httpGet\":{\"path\":\"%s\",\"port\":%d}}", path,
                  f->srv->port);
         struct pod *pod = pod_with_handler(1, handler);
-        enum probe_result r = run(NULL, pod, timeout_ms, message);
+        bool r = run(NULL, pod, timeout_ms, message);
         pod_unref(pod);
         return r;
 }
@@ -85,15 +84,15 @@ static void test_http_200_is_success_500_is_failure(void **state)
         hs_route(f->srv, "/ok", 200);
         hs_route(f->srv, "/broken", 500);
         char *msg = NULL;
-        assert_int_equal(http_probe(f, "/ok", 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(http_probe(f, "/ok", 1000, &msg));
         free(msg);
         msg = NULL;
-        assert_int_equal(http_probe(f, "/broken", 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(http_probe(f, "/broken", 1000, &msg));
         assert_string_equal(msg, "HTTP probe failed with statuscode: 500");
         free(msg);
         msg = NULL;
         /* 404 from an unknown path */
-        assert_int_equal(http_probe(f, "/nothing-here", 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(http_probe(f, "/nothing-here", 1000, &msg));
         assert_string_equal(msg, "HTTP probe failed with statuscode: 404");
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/ok"), 1);
@@ -112,7 +111,7 @@ static void test_http_sends_kube_probe_headers_and_custom_ones(void **state)
                  f->srv->port);
         struct pod *pod = pod_with_handler(1, handler);
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pod_unref(pod);
         char req[4096];
@@ -133,7 +132,7 @@ static void test_http_sends_kube_probe_headers_and_custom_ones(void **state)
                  f->srv->port);
         pod = pod_with_handler(1, handler);
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pod_unref(pod);
         hs_last_request(f->srv, req, sizeof(req));
@@ -153,7 +152,7 @@ static void test_http_header_injection_is_refused(void **state)
                  f->srv->port);
         struct pod *pod = pod_with_handler(1, handler);
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_non_null(strstr(msg, "invalid header"));
         free(msg);
         pod_unref(pod);
@@ -168,7 +167,7 @@ static void test_http_redirects(void **state)
         struct hs_route *r = hs_route(f->srv, "/moved", 301);
         snprintf(r->location, sizeof(r->location), "/ok");
         char *msg = NULL;
-        assert_int_equal(http_probe(f, "/moved", 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(http_probe(f, "/moved", 1000, &msg));
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/moved"), 1);
         assert_int_equal(hs_hits(f->srv, "/ok"), 1);
@@ -177,7 +176,7 @@ static void test_http_redirects(void **state)
         r = hs_route(f->srv, "/abs", 302);
         snprintf(r->location, sizeof(r->location), "http://127.0.0.1:%d/ok", f->srv->port);
         msg = NULL;
-        assert_int_equal(http_probe(f, "/abs", 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(http_probe(f, "/abs", 1000, &msg));
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/ok"), 2);
 
@@ -185,7 +184,7 @@ static void test_http_redirects(void **state)
         r = hs_route(f->srv, "/away", 302);
         snprintf(r->location, sizeof(r->location), "http://other.invalid:1/ok");
         msg = NULL;
-        assert_int_equal(http_probe(f, "/away", 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(http_probe(f, "/away", 1000, &msg));
         assert_non_null(strstr(msg, "Probe terminated redirects"));
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/ok"), 2);
@@ -194,7 +193,7 @@ static void test_http_redirects(void **state)
         r = hs_route(f->srv, "/loop", 302);
         snprintf(r->location, sizeof(r->location), "/loop");
         msg = NULL;
-        assert_int_equal(http_probe(f, "/loop", 2000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(http_probe(f, "/loop", 2000, &msg));
         assert_non_null(strstr(msg, "stopped after 10 redirects"));
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/loop"), 10);
@@ -208,7 +207,7 @@ static void test_http_slow_server_fails_within_the_timeout(void **state)
         atomic_store(&r->delay_ms, 30000);
         char *msg = NULL;
         int64_t start = fs_now_mono_ms();
-        assert_int_equal(http_probe(f, "/slow", 500, &msg), PROBE_RESULT_FAILURE);
+        assert_false(http_probe(f, "/slow", 500, &msg));
         int64_t took = fs_now_mono_ms() - start;
         /* at the timeout (500 ms), not at the answer */
         assert_true(took >= 450 && took < 15000);
@@ -222,7 +221,7 @@ static void test_http_body_is_capped_at_10k(void **state)
         struct hs_route *r = hs_route(f->srv, "/big", 200);
         r->body_len = 100000;
         char *msg = NULL;
-        assert_int_equal(http_probe(f, "/big", 2000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(http_probe(f, "/big", 2000, &msg));
         assert_int_equal(strlen(msg), 10 * 1024);
         free(msg);
 }
@@ -234,7 +233,7 @@ static void test_http_named_port(void **state)
         struct pod *pod =
             pod_with_handler(f->srv->port, "{\"httpGet\":{\"path\":\"/ok\",\"port\":\"http\"}}");
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pod_unref(pod);
         assert_int_equal(hs_hits(f->srv, "/ok"), 1);
@@ -242,7 +241,7 @@ static void test_http_named_port(void **state)
         /* a name the container does not have */
         pod = pod_with_handler(f->srv->port, "{\"httpGet\":{\"path\":\"/ok\",\"port\":\"web\"}}");
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_string_equal(msg, "port web not found");
         free(msg);
         pod_unref(pod);
@@ -257,7 +256,7 @@ static void test_http_connection_refused(void **state)
         snprintf(handler, sizeof(handler), "{\"httpGet\":{\"path\":\"/\",\"port\":%d}}", port);
         struct pod *pod = pod_with_handler(1, handler);
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_non_null(strstr(msg, "connect: connection refused"));
         free(msg);
         pod_unref(pod);
@@ -276,9 +275,8 @@ static void test_http_lifecycle_hook_succeeds_on_any_response(void **state)
         const struct container *c = &pod->containers[0];
         char *msg = NULL;
         /* upstream's hook runner: any HTTP response will do */
-        assert_int_equal(
-            prober_run_handler(NULL, pod, c, "cid", "127.0.0.1", c->post_start, 1000, &msg),
-            PROBE_RESULT_SUCCESS);
+        assert_true(
+            probe_outcome_ok(probe_run(NULL, c, "cid", "127.0.0.1", c->post_start, 1000, &msg)));
         free(msg);
         assert_int_equal(hs_hits(f->srv, "/broken"), 1);
         char req[4096];
@@ -286,9 +284,8 @@ static void test_http_lifecycle_hook_succeeds_on_any_response(void **state)
         assert_non_null(strstr(req, "\r\nUser-Agent: kube-lifecycle/1.35\r\n"));
         /* no response at all is a failure */
         msg = NULL;
-        assert_int_equal(
-            prober_run_handler(NULL, pod, c, "cid", "127.0.0.1", c->pre_stop, 1000, &msg),
-            PROBE_RESULT_FAILURE);
+        assert_false(
+            probe_outcome_ok(probe_run(NULL, c, "cid", "127.0.0.1", c->pre_stop, 1000, &msg)));
         assert_non_null(strstr(msg, "connection refused"));
         free(msg);
         pod_unref(pod);
@@ -303,7 +300,7 @@ static void test_tcp_open_and_closed_port(void **state)
         snprintf(handler, sizeof(handler), "{\"tcpSocket\":{\"port\":%d}}", f->srv->port);
         struct pod *pod = pod_with_handler(1, handler);
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pod_unref(pod);
 
@@ -311,7 +308,7 @@ static void test_tcp_open_and_closed_port(void **state)
         snprintf(handler, sizeof(handler), "{\"tcpSocket\":{\"port\":%d}}", port);
         pod = pod_with_handler(1, handler);
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         char want[128];
         snprintf(want, sizeof(want), "dial tcp 127.0.0.1:%d: connect: connection refused", port);
         assert_string_equal(msg, want);
@@ -321,7 +318,7 @@ static void test_tcp_open_and_closed_port(void **state)
         /* a named port */
         pod = pod_with_handler(f->srv->port, "{\"tcpSocket\":{\"port\":\"http\"}}");
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pod_unref(pod);
 }
@@ -390,7 +387,7 @@ static void test_grpc_health_check(void **state)
 
         atomic_store(&h.status, 1); /* SERVING */
         char *msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(NULL, pod, 1000, &msg));
         free(msg);
         pthread_mutex_lock(&h.lock);
         assert_string_equal(h.path, "/grpc.health.v1.Health/Check");
@@ -399,19 +396,19 @@ static void test_grpc_health_check(void **state)
 
         atomic_store(&h.status, 2); /* NOT_SERVING */
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_string_equal(msg, "service unhealthy (responded with \"NOT_SERVING\")");
         free(msg);
 
         atomic_store(&h.status, 0); /* UNKNOWN (an empty message) */
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_string_equal(msg, "service unhealthy (responded with \"UNKNOWN\")");
         free(msg);
 
         atomic_store(&h.status, -1);
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_non_null(strstr(msg, "does not implement the grpc health protocol"));
         free(msg);
         pod_unref(pod);
@@ -422,7 +419,7 @@ static void test_grpc_health_check(void **state)
         snprintf(handler, sizeof(handler), "{\"grpc\":{\"port\":%d}}", hs_closed_port());
         pod = pod_with_handler(1, handler);
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 1000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 1000, &msg));
         assert_non_null(strstr(msg, "failed to connect service"));
         free(msg);
         pod_unref(pod);
@@ -494,7 +491,7 @@ static void test_exec_through_cri(void **state)
             "{\"exec\":{\"command\":[\"sh\",\"-c\",\"echo $(GREETING)\"]},\"timeoutSeconds\":3}");
 
         char *msg = NULL;
-        assert_int_equal(run(cri, pod, 3000, &msg), PROBE_RESULT_SUCCESS);
+        assert_true(run(cri, pod, 3000, &msg));
         assert_string_equal(msg, "oooerr");
         free(msg);
         pthread_mutex_lock(&plan.lock);
@@ -506,25 +503,25 @@ static void test_exec_through_cri(void **state)
         plan.exit_code = 1;
         plan.out_len = 50000;
         msg = NULL;
-        assert_int_equal(run(cri, pod, 3000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(cri, pod, 3000, &msg));
         assert_int_equal(strlen(msg), 10 * 1024); /* the output, capped */
         free(msg);
 
         atomic_store(&plan.mode, 1);
         msg = NULL;
-        assert_int_equal(run(cri, pod, 3000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(cri, pod, 3000, &msg));
         assert_string_equal(msg, "command timed out");
         free(msg);
 
         atomic_store(&plan.mode, 2);
         msg = NULL;
-        assert_int_equal(run(cri, pod, 3000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(cri, pod, 3000, &msg));
         assert_non_null(strstr(msg, "nope"));
         free(msg);
 
         /* no runtime at all */
         msg = NULL;
-        assert_int_equal(run(NULL, pod, 3000, &msg), PROBE_RESULT_FAILURE);
+        assert_false(run(NULL, pod, 3000, &msg));
         free(msg);
 
         pod_unref(pod);
@@ -546,8 +543,7 @@ static void test_sleep_handler(void **state)
         assert_non_null(c->pre_stop);
         char *msg = NULL;
         int64_t start = fs_now_mono_ms();
-        assert_int_equal(prober_run_handler(NULL, pod, c, "cid", NULL, c->pre_stop, 1000, &msg),
-                         PROBE_RESULT_SUCCESS);
+        assert_true(probe_outcome_ok(probe_run(NULL, c, "cid", NULL, c->pre_stop, 1000, &msg)));
         assert_true(fs_now_mono_ms() - start >= 990);
         free(msg);
         pod_unref(pod);
