@@ -51,6 +51,8 @@ struct srv_stream {
         bool closed;     /* closed meanwhile (reset by the client) */
         int status;      /* the trailers' grpc-status, once ended */
         char *message;
+        /* the connection's list of its streams not yet freed */
+        struct srv_stream *conn_next, **conn_pprev;
 };
 
 struct srv_conn {
@@ -61,6 +63,10 @@ struct srv_conn {
         atomic_bool done;
         nghttp2_session *session;
         struct srv_stream *ready_head, *ready_tail;
+        /* every stream begun and not yet freed: nghttp2_session_del calls
+         * no close callback, so those still open at the end are freed from
+         * here */
+        struct srv_stream *streams;
         struct srv_conn *next;
 };
 
@@ -109,11 +115,17 @@ static ssize_t srv_send(nghttp2_session *session, const uint8_t *data, size_t le
 
 static int srv_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
-        (void)user_data;
+        struct srv_conn *c = user_data;
         if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
                 return 0;
         struct srv_stream *st = xcalloc(1, sizeof(*st));
         st->id = frame->hd.stream_id;
+        st->conn = c;
+        st->conn_next = c->streams;
+        if (c->streams != NULL)
+                c->streams->conn_pprev = &st->conn_next;
+        st->conn_pprev = &c->streams;
+        c->streams = st;
         grpc_response_init(&st->req, GRPC_SERVER_MAX_MESSAGE);
         nghttp2_session_set_stream_user_data(session, st->id, st);
         return 0;
@@ -181,6 +193,9 @@ static int srv_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
 
 static void stream_free(struct srv_stream *st)
 {
+        *st->conn_pprev = st->conn_next;
+        if (st->conn_next != NULL)
+                st->conn_next->conn_pprev = st->conn_pprev;
         grpc_response_free(&st->req);
         ck_error_release(&st->req_err);
         free(st->out);
@@ -344,7 +359,6 @@ static const struct grpc_method *find_method(const struct grpc_server *s, const 
 static void dispatch_stream(struct srv_conn *c, struct srv_stream *st, const struct grpc_method *m,
                             const uint8_t *req, size_t req_len)
 {
-        st->conn = c;
         st->streaming = true;
         st->in_handler = true;
         nghttp2_nv hdrs[] = {
@@ -476,9 +490,12 @@ static void serve(struct srv_conn *c)
                 if (nghttp2_session_mem_recv(c->session, buf, (size_t)n) < 0)
                         break;
         }
-        /* streams still open: their data goes with the session */
+        /* no method runs now (they run on this thread): the streams still
+         * open go with the session */
         nghttp2_session_del(c->session);
         c->session = NULL;
+        while (c->streams != NULL)
+                stream_free(c->streams);
 }
 
 static void *conn_main(void *arg)
