@@ -917,7 +917,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&kl->q_cond, &ca);
         pthread_condattr_destroy(&ca);
-        pthread_mutex_init(&kl->net_lock, NULL);
+        kl->runtime_state = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
         kl->status = status_store_new();
         kl->mount_backoff = backoff_new(MOUNT_RETRY_INITIAL_MS, SYNC_ERROR_BACKOFF_MS);
         kl->runtime_name = xstrdup("containerd");
@@ -1051,35 +1051,16 @@ static char *aggregate_errors(char **msgs, size_t n)
 static bool node_runtime_ready(void *opaque, char **message)
 {
         struct kubelet *kl = opaque;
-        Runtime__V1__StatusResponse *st = NULL;
-        cleanup_error ck_error_t err = NULL;
-        if (cri_status(node_cri(kl), &st, &err) < 0) {
-                char *msgs[] = {xstrdup("container runtime is down"), pleg_health_error(kl)};
+        runtime_state_refresh(kl->runtime_state, node_cri(kl));
+        bool down = false;
+        char *rt = runtime_state_runtime_error(kl->runtime_state, &down);
+        if (down) {
+                char *msgs[] = {rt, pleg_health_error(kl)};
                 *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
                 return false;
         }
-        cleanup_free char *rt = NULL, *net = NULL;
-        bool rt_seen = false, net_seen = false;
-        for (size_t i = 0; st->status && i < st->status->n_conditions; i++) {
-                const Runtime__V1__RuntimeCondition *c = st->status->conditions[i];
-                bool is_rt = strcmp(c->type, "RuntimeReady") == 0;
-                bool is_net = strcmp(c->type, "NetworkReady") == 0;
-                rt_seen |= is_rt;
-                net_seen |= is_net;
-                if (c->status || (!is_rt && !is_net))
-                        continue;
-                char **slot = is_rt ? &rt : &net;
-                *slot = xasprintf("container runtime %snot ready: %s=false reason:%s message:%s",
-                                  is_rt ? "" : "network ", c->type, c->reason, c->message);
-        }
-        runtime__v1__status_response__free_unpacked(st, NULL);
-        if (!rt_seen)
-                rt = xstrdup("container runtime not ready: <nil>");
-        if (!net_seen)
-                net = xstrdup("container runtime network not ready: <nil>");
         /* upstream's order: health checks, the runtime's error, the network's */
-        char *msgs[] = {pleg_health_error(kl), rt, net};
-        rt = net = NULL;
+        char *msgs[] = {pleg_health_error(kl), rt, runtime_state_network_error(kl->runtime_state)};
         *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
         return *message == NULL;
 }
@@ -1312,10 +1293,9 @@ bool kubelet_free(struct kubelet *kl)
         backoff_free(kl->mount_backoff);
         free(kl->runtime_name);
         free(kl->node_ip);
-        free(kl->net_message);
+        runtime_state_free(kl->runtime_state);
         pthread_mutex_destroy(&kl->q_lock);
         pthread_cond_destroy(&kl->q_cond);
-        pthread_mutex_destroy(&kl->net_lock);
         free(kl);
         return true;
 }

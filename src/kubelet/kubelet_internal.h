@@ -13,6 +13,7 @@
 #include "kubelet/kubelet.h"
 #include "kubelet/kubelet_server.h"
 #include "kubelet/podworkers.h"
+#include "kubelet/runtime_state.h"
 #include "kubelet/status_manager.h"
 #include "kubelet/status_store.h"
 #include "kuberuntime/runtime.h"
@@ -139,11 +140,9 @@ struct kubelet {
          * TokenRequest right after a pod's creation may not find it yet) */
         struct backoff *mount_backoff;
 
-        /* network readiness from CRI Status, refreshed by workers */
-        pthread_mutex_t net_lock;
-        int64_t net_checked_ms;
-        bool net_ready;
-        char *net_message;
+        /* the runtime's and its network's readiness (CRI Status), read by
+         * the pod workers and the node status */
+        struct runtime_state *runtime_state;
 
         /* sync loop thread only */
         struct pod_record *records;
@@ -216,6 +215,5 @@ char *kl_resize_message(const struct pod *pod, int64_t generation, const char *e
 /* sync_pod.c: the worker side. */
 void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w);
 /* Whether the runtime's network is ready (cached for a few seconds). */
-bool kl_network_ready(struct kubelet *kl, struct cri_client *cri, char **message);
 
 #endif

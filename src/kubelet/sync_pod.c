@@ -18,54 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NETWORK_STATUS_TTL_MS 5000 /* upstream runtime status updates every 5 s */
-
-bool kl_network_ready(struct kubelet *kl, struct cri_client *cri, char **message)
-{
-        int64_t now = fs_now_mono_ms();
-        pthread_mutex_lock(&kl->net_lock);
-        bool fresh = kl->net_checked_ms != 0 && now - kl->net_checked_ms < NETWORK_STATUS_TTL_MS;
-        bool ready = kl->net_ready;
-        char *msg = xstrdup(kl->net_message);
-        pthread_mutex_unlock(&kl->net_lock);
-        if (!fresh) {
-                free(msg);
-                msg = NULL;
-                Runtime__V1__StatusResponse *st = NULL;
-                cleanup_error ck_error_t err = NULL;
-                ready = false;
-                if (cri_status(cri, &st, &err) < 0) {
-                        msg = xstrdup(ck_error_msg(err));
-                } else {
-                        bool seen = false;
-                        for (size_t i = 0; st->status && i < st->status->n_conditions; i++) {
-                                const Runtime__V1__RuntimeCondition *c = st->status->conditions[i];
-                                if (strcmp(c->type, "NetworkReady") != 0)
-                                        continue;
-                                seen = true;
-                                ready = c->status;
-                                if (!ready)
-                                        msg = xasprintf("NetworkReady=false reason:%s message:%s",
-                                                        c->reason, c->message);
-                        }
-                        if (!seen)
-                                msg = xstrdup("the runtime reports no NetworkReady condition");
-                        runtime__v1__status_response__free_unpacked(st, NULL);
-                }
-                pthread_mutex_lock(&kl->net_lock);
-                kl->net_checked_ms = now;
-                kl->net_ready = ready;
-                free(kl->net_message);
-                kl->net_message = xstrdup(msg);
-                pthread_mutex_unlock(&kl->net_lock);
-        }
-        if (message)
-                *message = msg;
-        else
-                free(msg);
-        return ready;
-}
-
 static void post_done(struct kubelet *kl, const struct pod_work *w, bool ok, bool terminal,
                       int64_t next_retry_ms)
 {
@@ -355,7 +307,9 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         }
         /* A pod that completed for its restartPolicy is stopped, not synced
          * again (upstream: terminal phase -> SyncTerminatingPod). */
-        bool net_ready = kl_network_ready(kl, cri, &net_msg);
+        runtime_state_refresh(kl->runtime_state, cri);
+        net_msg = runtime_state_network_error(kl->runtime_state);
+        bool net_ready = net_msg == NULL;
         /* Only the phase here: the stored status keeps the waiting reasons
          * of the last sync (CrashLoopBackOff, PostStartHookError...) until
          * this sync replaces them, as upstream's reason cache does. */
@@ -412,7 +366,7 @@ static int sync_pod(struct kubelet *kl, struct cri_client *cri, struct pod *pod,
         }
         /* d: the network must be ready, unless the pod uses the host's. */
         if (!net_ready && !pod->host_network) {
-                ck_error_make(err, 0, "network is not ready: %s", net_msg ? net_msg : "unknown");
+                ck_error_make(err, 0, "network is not ready: %s", net_msg);
                 goto out;
         }
         /* e: the pod cgroup, parent of the sandbox. */

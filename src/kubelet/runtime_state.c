@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The runtime's readiness, from CRI Status (see runtime_state.h).
+ */
+#include "kubelet/runtime_state.h"
+
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct runtime_state {
+        pthread_mutex_t lock;
+        int64_t refresh_ms;
+        int64_t checked_ms;  /* 0: never asked */
+        bool down;           /* the last Status call failed */
+        char *down_error;    /* its error */
+        char *runtime_error; /* NULL: RuntimeReady */
+        char *network_error; /* NULL: NetworkReady */
+};
+
+struct runtime_state *runtime_state_new(int64_t refresh_ms)
+{
+        struct runtime_state *s = xcalloc(1, sizeof(*s));
+        pthread_mutex_init(&s->lock, NULL);
+        s->refresh_ms = refresh_ms;
+        return s;
+}
+
+void runtime_state_free(struct runtime_state *s)
+{
+        if (s == NULL)
+                return;
+        free(s->down_error);
+        free(s->runtime_error);
+        free(s->network_error);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+}
+
+/* upstream RuntimeCondition.String(), behind its error's words; "<nil>"
+ * when the runtime reports no such condition. */
+static char *condition_error(const Runtime__V1__StatusResponse *st, const char *type,
+                             const char *words)
+{
+        for (size_t i = 0; st->status && i < st->status->n_conditions; i++) {
+                const Runtime__V1__RuntimeCondition *c = st->status->conditions[i];
+                if (strcmp(c->type, type) != 0)
+                        continue;
+                if (c->status)
+                        return NULL;
+                return xasprintf("%s: %s=false reason:%s message:%s", words, c->type, c->reason,
+                                 c->message);
+        }
+        return xasprintf("%s: <nil>", words);
+}
+
+void runtime_state__record(struct runtime_state *s, const Runtime__V1__StatusResponse *st,
+                           const char *error, int64_t now_ms)
+{
+        char *down_error = NULL, *rt = NULL, *net = NULL;
+        if (st == NULL) {
+                down_error = xstrdup(error ? error : "");
+        } else {
+                rt = condition_error(st, "RuntimeReady", "container runtime not ready");
+                net = condition_error(st, "NetworkReady", "container runtime network not ready");
+        }
+        pthread_mutex_lock(&s->lock);
+        s->checked_ms = now_ms;
+        s->down = st == NULL;
+        free(s->down_error);
+        free(s->runtime_error);
+        free(s->network_error);
+        s->down_error = down_error;
+        s->runtime_error = rt;
+        s->network_error = net;
+        pthread_mutex_unlock(&s->lock);
+}
+
+void runtime_state_refresh(struct runtime_state *s, struct cri_client *cri)
+{
+        int64_t now = fs_now_mono_ms();
+        pthread_mutex_lock(&s->lock);
+        bool fresh = s->checked_ms != 0 && now - s->checked_ms < s->refresh_ms;
+        pthread_mutex_unlock(&s->lock);
+        if (fresh)
+                return;
+        Runtime__V1__StatusResponse *st = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_status(cri, &st, &err) < 0) {
+                runtime_state__record(s, NULL, ck_error_msg(err), now);
+                return;
+        }
+        runtime_state__record(s, st, NULL, now);
+        runtime__v1__status_response__free_unpacked(st, NULL);
+}
+
+char *runtime_state_runtime_error(struct runtime_state *s, bool *down)
+{
+        pthread_mutex_lock(&s->lock);
+        *down = s->down;
+        char *e = s->down ? xstrdup("container runtime is down") : xstrdup(s->runtime_error);
+        pthread_mutex_unlock(&s->lock);
+        return e;
+}
+
+char *runtime_state_network_error(struct runtime_state *s)
+{
+        pthread_mutex_lock(&s->lock);
+        char *e = xstrdup(s->down ? s->down_error : s->network_error);
+        pthread_mutex_unlock(&s->lock);
+        return e;
+}
