@@ -72,34 +72,34 @@ void kl_event_free(struct kl_event *ev)
         free(ev);
 }
 
-void kl_post(struct kubelet *kl, struct kl_event *ev)
+void kl_queue_post(struct kl_queue *q, struct kl_event *ev)
 {
-        pthread_mutex_lock(&kl->q_lock);
-        if (kl->q_tail)
-                kl->q_tail->next = ev;
+        pthread_mutex_lock(&q->lock);
+        if (q->tail)
+                q->tail->next = ev;
         else
-                kl->q_head = ev;
-        kl->q_tail = ev;
-        pthread_cond_signal(&kl->q_cond);
-        pthread_mutex_unlock(&kl->q_lock);
+                q->head = ev;
+        q->tail = ev;
+        pthread_cond_signal(&q->cond);
+        pthread_mutex_unlock(&q->lock);
 }
 
 /* Waits until an event arrives or `deadline_ms` (CLOCK_MONOTONIC) passes. */
-static struct kl_event *kl_next_event(struct kubelet *kl, int64_t deadline_ms)
+static struct kl_event *kl_next_event(struct kl_queue *q, int64_t deadline_ms)
 {
         struct timespec ts = {.tv_sec = deadline_ms / 1000,
                               .tv_nsec = (deadline_ms % 1000) * 1000000};
-        pthread_mutex_lock(&kl->q_lock);
-        while (kl->q_head == NULL)
-                if (pthread_cond_timedwait(&kl->q_cond, &kl->q_lock, &ts) != 0)
+        pthread_mutex_lock(&q->lock);
+        while (q->head == NULL)
+                if (pthread_cond_timedwait(&q->cond, &q->lock, &ts) != 0)
                         break;
-        struct kl_event *ev = kl->q_head;
+        struct kl_event *ev = q->head;
         if (ev) {
-                kl->q_head = ev->next;
-                if (kl->q_head == NULL)
-                        kl->q_tail = NULL;
+                q->head = ev->next;
+                if (q->head == NULL)
+                        q->tail = NULL;
         }
-        pthread_mutex_unlock(&kl->q_lock);
+        pthread_mutex_unlock(&q->lock);
         return ev;
 }
 
@@ -107,19 +107,19 @@ static struct kl_event *kl_next_event(struct kubelet *kl, int64_t deadline_ms)
 
 static void on_source(void *ctx, enum pod_source src, struct pod *const *pods, size_t n)
 {
-        struct kubelet *kl = ctx;
+        struct kl_queue *q = ctx;
         struct kl_event *ev = kl_event_new(KL_EV_SOURCE);
         ev->source = src;
         ev->pods = xcalloc(n ? n : 1, sizeof(*ev->pods));
         for (size_t i = 0; i < n; i++)
                 ev->pods[i] = pod_ref(pods[i]);
         ev->n_pods = n;
-        kl_post(kl, ev);
+        kl_queue_post(q, ev);
 }
 
 static void on_pleg(void *ctx, const struct pleg_event *pe)
 {
-        struct kubelet *kl = ctx;
+        struct kl_queue *q = ctx;
         if (pe->type == PLEG_RELIST_DONE) {
                 struct kl_event *ev = kl_event_new(KL_EV_RELIST);
                 const struct runtime_pod_list *l = pe->pods;
@@ -136,35 +136,35 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
                                         u->live[u->n_live++] = xstrdup(p->containers[j].id);
                 }
                 ev->n_runtime_uids = l->n_pods;
-                kl_post(kl, ev);
+                kl_queue_post(q, ev);
                 return;
         }
         LOG_INFO(4, "PLEG event", "podUID=\"%s\" type=%d containerID=\"%s\"", pe->uid, pe->type,
                  pe->container_id ? pe->container_id : "");
         struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
         ev->uid = xstrdup(pe->uid);
-        kl_post(kl, ev);
+        kl_queue_post(q, ev);
 }
 
 /* A probe result changed: re-sync the pod (its status, or a restart). */
 static void on_probe_changed(void *ctx, const char *uid, const char *container_name,
                              enum probe_type type, enum probe_result result)
 {
-        struct kubelet *kl = ctx;
+        struct kl_queue *q = ctx;
         LOG_INFO(3, "Probe result changed", "podUID=\"%s\" containerName=\"%s\" probe=%d result=%d",
                  uid, container_name, (int)type, (int)result);
         struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
         ev->uid = xstrdup(uid);
-        kl_post(kl, ev);
+        kl_queue_post(q, ev);
 }
 
 /* ---- pod records (sync loop thread only) ------------------------------ */
 
 static struct pod_record *record_find(struct kubelet *kl, const char *uid)
 {
-        for (size_t i = 0; i < kl->n_records; i++)
-                if (strcmp(kl->records[i].pod->uid, uid) == 0)
-                        return &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++)
+                if (strcmp(kl->loop.records[i].pod->uid, uid) == 0)
+                        return &kl->loop.records[i];
         return NULL;
 }
 
@@ -174,7 +174,7 @@ static void record_remove(struct kubelet *kl, struct pod_record *r)
         status_store_remove(kl->status, r->pod->uid);
         pod_unref(r->pod);
         kl_resize_record_free(r);
-        *r = kl->records[--kl->n_records];
+        *r = kl->loop.records[--kl->loop.n_records];
         kl_resize_pod_removed(kl, uid);
 }
 
@@ -223,8 +223,8 @@ static bool static_start_allowed(struct kubelet *kl, struct pod_record *r)
 {
         if (r->pod->source == POD_SOURCE_API || r->static_started)
                 return true;
-        for (size_t i = 0; i < kl->n_records; i++) {
-                const struct pod_record *o = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                const struct pod_record *o = &kl->loop.records[i];
                 if (o == r || o->pod->source == POD_SOURCE_API || !same_full_name(o->pod, r->pod))
                         continue;
                 if (o->static_started || (!o->deleting && o->seq < r->seq)) {
@@ -241,8 +241,8 @@ static bool static_start_allowed(struct kubelet *kl, struct pod_record *r)
 /* A static pod of that full name is gone: the next one may start. */
 static void static_start_next(struct kubelet *kl, const struct pod *gone)
 {
-        for (size_t i = 0; i < kl->n_records; i++) {
-                struct pod_record *o = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *o = &kl->loop.records[i];
                 if (o->pod->source != POD_SOURCE_API && !o->static_started && !o->deleting &&
                     same_full_name(o->pod, gone))
                         kl_sync_record(kl, o, "create");
@@ -397,10 +397,10 @@ static void admit(struct kubelet *kl, struct pod_record *r)
             .extended = ext,
             .n_extended = n_ext,
         };
-        struct pod **active = xcalloc(kl->n_records ? kl->n_records : 1, sizeof(*active));
+        struct pod **active = xcalloc(kl->loop.n_records ? kl->loop.n_records : 1, sizeof(*active));
         size_t n = 0;
-        for (size_t i = 0; i < kl->n_records; i++) {
-                struct pod_record *o = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *o = &kl->loop.records[i];
                 if (o != r && o->admitted && !o->rejected && !o->terminal && !o->deleting &&
                     !api_phase_terminal(o->pod))
                         active[n++] = o->alloc;
@@ -482,8 +482,8 @@ static bool readiness_gates_moved(const struct pod *a, const struct pod *b)
 
 static bool finished_find(struct kubelet *kl, const char *uid, size_t *at)
 {
-        for (size_t i = 0; i < kl->n_finished; i++)
-                if (strcmp(kl->finished[i].uid, uid) == 0) {
+        for (size_t i = 0; i < kl->loop.n_finished; i++)
+                if (strcmp(kl->loop.finished[i].uid, uid) == 0) {
                         *at = i;
                         return true;
                 }
@@ -493,14 +493,14 @@ static bool finished_find(struct kubelet *kl, const char *uid, size_t *at)
 /* Forgets finished pods the apiserver no longer shows. */
 static void finished_prune(struct kubelet *kl, const struct kl_event *ev)
 {
-        for (size_t i = 0; i < kl->n_finished; i++) {
+        for (size_t i = 0; i < kl->loop.n_finished; i++) {
                 bool present = false;
                 for (size_t j = 0; j < ev->n_pods && !present; j++)
-                        present = strcmp(ev->pods[j]->uid, kl->finished[i].uid) == 0;
+                        present = strcmp(ev->pods[j]->uid, kl->loop.finished[i].uid) == 0;
                 if (present)
                         continue;
-                free(kl->finished[i].uid);
-                kl->finished[i--] = kl->finished[--kl->n_finished];
+                free(kl->loop.finished[i].uid);
+                kl->loop.finished[i--] = kl->loop.finished[--kl->loop.n_finished];
         }
 }
 
@@ -518,13 +518,14 @@ static bool kl_pod_active(void *ctx, const char *uid)
  * none; stolen) is its last status, when the pod starts again. */
 static void record_add(struct kubelet *kl, struct pod *p, json_t *status)
 {
-        if (kl->n_records == kl->cap_records) {
-                kl->cap_records = kl->cap_records ? kl->cap_records * 2 : 32;
-                kl->records = xrealloc(kl->records, kl->cap_records * sizeof(*kl->records));
+        if (kl->loop.n_records == kl->loop.cap_records) {
+                kl->loop.cap_records = kl->loop.cap_records ? kl->loop.cap_records * 2 : 32;
+                kl->loop.records =
+                    xrealloc(kl->loop.records, kl->loop.cap_records * sizeof(*kl->loop.records));
         }
-        struct pod_record *r = &kl->records[kl->n_records++];
+        struct pod_record *r = &kl->loop.records[kl->loop.n_records++];
         *r = (struct pod_record){
-            .pod = pod_ref(p), .first_seen_us = fs_now_mono_us(), .seq = kl->records_made++};
+            .pod = pod_ref(p), .first_seen_us = fs_now_mono_us(), .seq = kl->loop.records_made++};
         status_store_set_pod(kl->status, p);
         if (status != NULL)
                 status_store_set_status(kl->status, p->uid, status);
@@ -551,8 +552,8 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 finished_prune(kl, ev);
         }
         /* DELETE: records of this source whose UID is no longer there. */
-        for (size_t i = 0; i < kl->n_records; i++) {
-                struct pod_record *r = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *r = &kl->loop.records[i];
                 if (r->pod->source != ev->source || (r->deleting && !r->restart_requested))
                         continue;
                 bool present = false;
@@ -640,9 +641,9 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
                 }
                 kl_sync_record(kl, r, "update");
         }
-        kl->sources_seen |= 1u << ev->source;
-        if ((kl->sources_seen & kl->sources_expected) == kl->sources_expected)
-                kl->sources_ready = true;
+        kl->loop.sources_seen |= 1u << ev->source;
+        if ((kl->loop.sources_seen & kl->loop.sources_expected) == kl->loop.sources_expected)
+                kl->loop.sources_ready = true;
         /* resizes pending since before a restart, or that a new pod may
          * decide (upstream HandlePodAdditions' RetryPendingResizes) */
         if (added)
@@ -654,12 +655,12 @@ static void handle_source(struct kubelet *kl, struct kl_event *ev)
  * that still shows it must not make housekeeping clean it up again. */
 static void forget_runtime_uid(struct kubelet *kl, const char *uid)
 {
-        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
-                struct kl_runtime_uid *u = &kl->runtime_uids[i];
+        for (size_t i = 0; i < kl->loop.n_runtime_uids; i++) {
+                struct kl_runtime_uid *u = &kl->loop.runtime_uids[i];
                 if (strcmp(u->uid, uid) != 0)
                         continue;
                 runtime_uid_clear(u);
-                *u = kl->runtime_uids[--kl->n_runtime_uids];
+                *u = kl->loop.runtime_uids[--kl->loop.n_runtime_uids];
                 return;
         }
 }
@@ -679,9 +680,10 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                             kl->sm) {
                                 status_manager_delete_pod(kl->sm, r->pod->namespace, r->pod->name,
                                                           r->pod->uid);
-                                kl->finished = xrealloc(kl->finished, (kl->n_finished + 1) *
-                                                                          sizeof(*kl->finished));
-                                kl->finished[kl->n_finished++] =
+                                kl->loop.finished =
+                                    xrealloc(kl->loop.finished, (kl->loop.n_finished + 1) *
+                                                                    sizeof(*kl->loop.finished));
+                                kl->loop.finished[kl->loop.n_finished++] =
                                     (struct kl_recent){.uid = xstrdup(r->pod->uid), .at_ms = now};
                         }
                         struct pod *pod = pod_ref(r->pod);
@@ -720,9 +722,9 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
 
 static void handle_relist(struct kubelet *kl, struct kl_event *ev)
 {
-        runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
-        kl->runtime_uids = ev->runtime_uids;
-        kl->n_runtime_uids = ev->n_runtime_uids;
+        runtime_uids_free(kl->loop.runtime_uids, kl->loop.n_runtime_uids);
+        kl->loop.runtime_uids = ev->runtime_uids;
+        kl->loop.n_runtime_uids = ev->n_runtime_uids;
         ev->runtime_uids = NULL;
         ev->n_runtime_uids = 0;
 }
@@ -732,9 +734,9 @@ static bool container_live(void *ctx, const char *id_prefix)
 {
         struct kubelet *kl = ctx;
         size_t n = strlen(id_prefix);
-        for (size_t i = 0; i < kl->n_runtime_uids; i++)
-                for (size_t j = 0; j < kl->runtime_uids[i].n_live; j++)
-                        if (strncmp(kl->runtime_uids[i].live[j], id_prefix, n) == 0)
+        for (size_t i = 0; i < kl->loop.n_runtime_uids; i++)
+                for (size_t j = 0; j < kl->loop.runtime_uids[i].n_live; j++)
+                        if (strncmp(kl->loop.runtime_uids[i].live[j], id_prefix, n) == 0)
                                 return true;
         return false;
 }
@@ -751,8 +753,8 @@ static void clean_orphans_without_runtime(struct kubelet *kl, char **uids, const
 {
         for (size_t i = 0; uids[i]; i++) {
                 bool in_runtime = false;
-                for (size_t j = 0; j < kl->n_runtime_uids && !in_runtime; j++)
-                        in_runtime = strcmp(kl->runtime_uids[j].uid, uids[i]) == 0;
+                for (size_t j = 0; j < kl->loop.n_runtime_uids && !in_runtime; j++)
+                        in_runtime = strcmp(kl->loop.runtime_uids[j].uid, uids[i]) == 0;
                 if (!in_runtime && !uid_wanted(kl, uids[i])) {
                         LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" found=\"%s\"",
                                  uids[i], what);
@@ -771,18 +773,18 @@ static void housekeeping(struct kubelet *kl)
 {
         kl_mirrors_reconcile(kl);
         backoff_gc(kl->mount_backoff, fs_now_mono_ms());
-        if (!kl->sources_ready)
+        if (!kl->loop.sources_ready)
                 return;
         /* allocations of pods no source has (gone while the kubelet was
          * down): upstream RemoveOrphanedPods */
-        const char **uids_known = xcalloc(kl->n_records + 1, sizeof(*uids_known));
-        for (size_t i = 0; i < kl->n_records; i++)
-                uids_known[i] = kl->records[i].pod->uid;
-        alloc_state_retain(kl->allocated, uids_known, kl->n_records);
-        alloc_state_retain(kl->actuated, uids_known, kl->n_records);
+        const char **uids_known = xcalloc(kl->loop.n_records + 1, sizeof(*uids_known));
+        for (size_t i = 0; i < kl->loop.n_records; i++)
+                uids_known[i] = kl->loop.records[i].pod->uid;
+        alloc_state_retain(kl->allocated, uids_known, kl->loop.n_records);
+        alloc_state_retain(kl->actuated, uids_known, kl->loop.n_records);
         free(uids_known);
-        for (size_t i = 0; i < kl->n_runtime_uids; i++) {
-                struct kl_runtime_uid *u = &kl->runtime_uids[i];
+        for (size_t i = 0; i < kl->loop.n_runtime_uids; i++) {
+                struct kl_runtime_uid *u = &kl->loop.runtime_uids[i];
                 if (uid_wanted(kl, u->uid))
                         continue;
                 LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" pod=\"%s/%s\"", u->uid,
@@ -806,8 +808,8 @@ static void housekeeping(struct kubelet *kl)
         ck_error_release(&err);
         /* upstream's container GC, every minute: dangling legacy log links */
         int64_t now = fs_now_mono_ms();
-        if (now >= kl->next_log_link_gc_ms) {
-                kl->next_log_link_gc_ms = now + LOG_LINK_GC_PERIOD_MS;
+        if (now >= kl->loop.next_log_link_gc_ms) {
+                kl->loop.next_log_link_gc_ms = now + LOG_LINK_GC_PERIOD_MS;
                 if (kuberuntime_legacy_logs_gc(kl->rt, container_live, kl, &err) < 0)
                         LOG_ERROR("Failed to clean the legacy container log links", "err=\"%s\"",
                                   ck_error_msg(err));
@@ -816,20 +818,20 @@ static void housekeeping(struct kubelet *kl)
 
 static void sync_loop(struct kubelet *kl)
 {
-        kl->next_housekeeping_ms = fs_now_mono_ms() + HOUSEKEEPING_PERIOD_MS;
+        kl->loop.next_housekeeping_ms = fs_now_mono_ms() + HOUSEKEEPING_PERIOD_MS;
         for (;;) {
                 int64_t now = fs_now_mono_ms();
-                int64_t deadline = kl->next_housekeeping_ms;
-                for (size_t i = 0; i < kl->n_records; i++)
-                        if (!kl->records[i].rejected && !kl->records[i].terminal &&
-                            kl->records[i].next_sync_ms < deadline)
-                                deadline = kl->records[i].next_sync_ms;
+                int64_t deadline = kl->loop.next_housekeeping_ms;
+                for (size_t i = 0; i < kl->loop.n_records; i++)
+                        if (!kl->loop.records[i].rejected && !kl->loop.records[i].terminal &&
+                            kl->loop.records[i].next_sync_ms < deadline)
+                                deadline = kl->loop.records[i].next_sync_ms;
                 int64_t resize_at = kl_resize_next_retry_ms(kl);
                 if (resize_at > 0 && resize_at < deadline)
                         deadline = resize_at;
                 if (deadline < now)
                         deadline = now;
-                struct kl_event *ev = kl_next_event(kl, deadline);
+                struct kl_event *ev = kl_next_event(&kl->queue, deadline);
                 if (ev) {
                         bool stop = ev->type == KL_EV_STOP;
                         switch (ev->type) {
@@ -856,15 +858,15 @@ static void sync_loop(struct kubelet *kl)
                                 return;
                 }
                 now = fs_now_mono_ms();
-                for (size_t i = 0; i < kl->n_records; i++)
-                        if (kl->records[i].next_sync_ms <= now)
-                                kl_sync_record(kl, &kl->records[i], "sync");
+                for (size_t i = 0; i < kl->loop.n_records; i++)
+                        if (kl->loop.records[i].next_sync_ms <= now)
+                                kl_sync_record(kl, &kl->loop.records[i], "sync");
                 int64_t resize_due = kl_resize_next_retry_ms(kl);
                 if (resize_due > 0 && now >= resize_due)
                         kl_resize_retry(kl, "periodic_retry");
-                if (now >= kl->next_housekeeping_ms) {
+                if (now >= kl->loop.next_housekeeping_ms) {
                         housekeeping(kl);
-                        kl->next_housekeeping_ms = now + HOUSEKEEPING_PERIOD_MS;
+                        kl->loop.next_housekeeping_ms = now + HOUSEKEEPING_PERIOD_MS;
                 }
         }
 }
@@ -895,7 +897,7 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         free(kl->node_ip);
         kl->node_ip = ip;
         kl->rt_opts.node_ip = kl->node_ip;
-        kl->sources_expected |= 1u << POD_SOURCE_API;
+        kl->loop.sources_expected |= 1u << POD_SOURCE_API;
         return 0;
 }
 
@@ -911,11 +913,11 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
 
         struct kubelet *kl = xcalloc(1, sizeof(*kl));
         kl->cfg = cfg;
-        pthread_mutex_init(&kl->q_lock, NULL);
+        pthread_mutex_init(&kl->queue.lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&kl->q_cond, &ca);
+        pthread_cond_init(&kl->queue.cond, &ca);
         pthread_condattr_destroy(&ca);
         kl->runtime_state = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
         kl->status = status_store_new();
@@ -1000,24 +1002,27 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         kl->rt_opts.actuated = kl->actuated;
         kl->rt_opts.recorder = kl->recorder;
         kl->rt = kuberuntime_new(&kl->rt_opts);
+        kl->node.cfg = cfg;
+        kl->node.runtime_state = kl->runtime_state;
+        kl->node.devices = kl->devices;
         *out = kl;
         return 0;
 }
 
 /* ---- node agent callbacks (on the node status thread only) ------------- */
 
-static struct cri_client *node_cri(struct kubelet *kl)
+static struct cri_client *node_cri(struct kl_node_deps *nd)
 {
-        if (kl->node_cri == NULL)
-                kl->node_cri = cri_client_new(kl->cfg->container_runtime_endpoint, 10000);
-        return kl->node_cri;
+        if (nd->cri == NULL)
+                nd->cri = cri_client_new(nd->cfg->container_runtime_endpoint, 10000);
+        return nd->cri;
 }
 
 /* "PLEG is not healthy: ..." (upstream's health check of the runtime
  * state), or NULL.  Before the PLEG starts: not yet successful. */
-static char *pleg_health_error(struct kubelet *kl)
+static char *pleg_health_error(struct kl_node_deps *nd)
 {
-        struct pleg *p = atomic_load(&kl->pleg);
+        struct pleg *p = atomic_load(&nd->pleg);
         cleanup_free char *why = pleg_unhealthy(p ? pleg_last_relist_ms(p) : 0, fs_now_mono_ms());
         return why ? xasprintf("PLEG is not healthy: %s", why) : NULL;
 }
@@ -1050,27 +1055,27 @@ static char *aggregate_errors(char **msgs, size_t n)
  * health) and the network's, aggregated. */
 static bool node_runtime_ready(void *opaque, char **message)
 {
-        struct kubelet *kl = opaque;
-        runtime_state_refresh(kl->runtime_state, node_cri(kl));
+        struct kl_node_deps *nd = opaque;
+        runtime_state_refresh(nd->runtime_state, node_cri(nd));
         bool down = false;
-        char *rt = runtime_state_runtime_error(kl->runtime_state, &down);
+        char *rt = runtime_state_runtime_error(nd->runtime_state, &down);
         if (down) {
-                char *msgs[] = {rt, pleg_health_error(kl)};
+                char *msgs[] = {rt, pleg_health_error(nd)};
                 *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
                 return false;
         }
         /* upstream's order: health checks, the runtime's error, the network's */
-        char *msgs[] = {pleg_health_error(kl), rt, runtime_state_network_error(kl->runtime_state)};
+        char *msgs[] = {pleg_health_error(nd), rt, runtime_state_network_error(nd->runtime_state)};
         *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
         return *message == NULL;
 }
 
 static char *node_runtime_version(void *opaque)
 {
-        struct kubelet *kl = opaque;
+        struct kl_node_deps *nd = opaque;
         Runtime__V1__VersionResponse *v = NULL;
         cleanup_error ck_error_t err = NULL;
-        if (cri_version(node_cri(kl), &v, &err) < 0)
+        if (cri_version(node_cri(nd), &v, &err) < 0)
                 return NULL; /* reported as "Unknown" */
         char *s = xasprintf("%s://%s", v->runtime_name, v->runtime_version);
         runtime__v1__version_response__free_unpacked(v, NULL);
@@ -1082,10 +1087,10 @@ static char *node_runtime_version(void *opaque)
 static void node_device_resources(void *opaque, struct node_device_resource **res, size_t *n,
                                   char ***removed, size_t *n_removed)
 {
-        struct kubelet *kl = opaque;
+        struct kl_node_deps *deps = opaque;
         struct devicemanager_resource *dr;
         size_t nd;
-        devicemanager_capacity(kl->devices, &dr, &nd, removed, n_removed);
+        devicemanager_capacity(deps->devices, &dr, &nd, removed, n_removed);
         *res = xcalloc(nd + 1, sizeof(**res));
         for (size_t i = 0; i < nd; i++)
                 (*res)[i] = (struct node_device_resource){
@@ -1121,7 +1126,7 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
             .runtime_ready = node_runtime_ready,
             .runtime_version = node_runtime_version,
             .device_resources = node_device_resources,
-            .opaque = kl,
+            .opaque = &kl->node,
         };
         if (node_agent_start(&no, &kl->node_agent, err) < 0)
                 return ck_error_wrap(err, "node status");
@@ -1148,9 +1153,9 @@ static int wait_for_runtime(struct kubelet *kl, ck_error_t *err)
                 }
                 LOG_ERROR("Container runtime not ready, retrying", "endpoint=\"%s\" err=\"%s\"",
                           kl->cfg->container_runtime_endpoint, ck_error_msg(e));
-                pthread_mutex_lock(&kl->q_lock);
-                bool stop = kl->q_head && kl->q_head->type == KL_EV_STOP;
-                pthread_mutex_unlock(&kl->q_lock);
+                pthread_mutex_lock(&kl->queue.lock);
+                bool stop = kl->queue.head && kl->queue.head->type == KL_EV_STOP;
+                pthread_mutex_unlock(&kl->queue.lock);
                 if (stop) {
                         cri_client_free(cri);
                         return ck_error_make(err, 0,
@@ -1200,43 +1205,62 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             /* Unhealthy and ProbeWarning events (NULL standalone: logged) */
             .recorder = kl->recorder,
         };
-        kl->prober = prober_new(&po, on_probe_changed, kl);
-        kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,
-                                     cfg->runtime_request_timeout_ms, kl_do_work, kl);
+        kl->prober = prober_new(&po, on_probe_changed, &kl->queue);
         struct pleg *pleg = NULL;
         if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
-                       PLEG_RELIST_PERIOD_MS, on_pleg, kl, &pleg, err) < 0)
+                       PLEG_RELIST_PERIOD_MS, on_pleg, &kl->queue, &pleg, err) < 0)
                 return ck_error_wrap(err, "PLEG");
-        atomic_store(&kl->pleg, pleg);
+        atomic_store(&kl->node.pleg, pleg);
         if (kl->api_cfg) {
                 /* before the pods: their containers wait for the first list */
                 if (informer_start(kl->services, kl->api_cfg, kl->api_rl, err) < 0)
                         return ck_error_wrap(err, "apiserver service informer");
                 kl->sm = status_manager_start(kl->status, kl->api_pool, cfg->node_name);
-                if (api_source_start(kl->api_cfg, kl->api_rl, cfg->node_name, on_source, kl,
+                if (api_source_start(kl->api_cfg, kl->api_rl, cfg->node_name, on_source, &kl->queue,
                                      &kl->api, err) < 0)
                         return ck_error_wrap(err, "apiserver pod source");
                 LOG_INFO(0, "Watching apiserver", "server=\"%s\" node=\"%s\"", kl->api_cfg->server,
                          cfg->node_name);
         }
         if (cfg->static_pod_path && *cfg->static_pod_path) {
-                kl->sources_expected |= 1u << POD_SOURCE_FILE;
+                kl->loop.sources_expected |= 1u << POD_SOURCE_FILE;
                 if (file_source_start(cfg->static_pod_path, cfg->node_name,
-                                      cfg->file_check_frequency_ms, on_source, kl, &kl->files,
-                                      err) < 0)
+                                      cfg->file_check_frequency_ms, on_source, &kl->queue,
+                                      &kl->files, err) < 0)
                         return ck_error_wrap(err, "static pod source `%s`", cfg->static_pod_path);
                 LOG_INFO(0, "Adding static pod path", "path=\"%s\"", cfg->static_pod_path);
         }
-        if (kl->sources_expected == 0)
-                kl->sources_ready = true;
+        if (kl->loop.sources_expected == 0)
+                kl->loop.sources_ready = true;
+        /* the workers last: the sources, the PLEG and the prober only post
+         * to the queue, and no work is submitted before the sync loop runs */
+        kl->sync = (struct kl_sync_deps){
+            .cfg = cfg,
+            .cm = kl->cm,
+            .rt = kl->rt,
+            .status = kl->status,
+            .sm = kl->sm,
+            .prober = kl->prober,
+            .allocated = kl->allocated,
+            .kube = kl->kube,
+            .recorder = kl->recorder,
+            .mount_backoff = kl->mount_backoff,
+            .runtime_state = kl->runtime_state,
+            .runtime_name = kl->runtime_name,
+            .node_ip = kl->node_ip,
+            .queue = &kl->queue,
+        };
+        kl->workers = podworkers_new(POD_WORKER_THREADS, cfg->container_runtime_endpoint,
+                                     cfg->runtime_request_timeout_ms, kl_do_work, &kl->sync);
+        kl->sync.workers = kl->workers;
         sync_loop(kl);
-        LOG_INFO(0, "Kubelet stopping; pods keep running", "pods=%zu", kl->n_records);
+        LOG_INFO(0, "Kubelet stopping; pods keep running", "pods=%zu", kl->loop.n_records);
         return 0;
 }
 
 void kubelet_stop(struct kubelet *kl)
 {
-        kl_post(kl, kl_event_new(KL_EV_STOP));
+        kl_queue_post(&kl->queue, kl_event_new(KL_EV_STOP));
 }
 
 bool kubelet_free(struct kubelet *kl)
@@ -1252,14 +1276,14 @@ bool kubelet_free(struct kubelet *kl)
          * use after free when SIGTERM came during a kill). */
         if (!podworkers_free(kl->workers))
                 return false; /* busy workers still use the rest: the process is exiting */
-        pleg_stop(kl->pleg);
+        pleg_stop(kl->node.pleg);
         prober_free(kl->prober);
         kubelet_server_stop(kl->server);
         kl->server = NULL;
         status_manager_stop(kl->sm);
         node_agent_stop(kl->node_agent);
         devicemanager_stop(kl->devices); /* after its users: workers, node status */
-        cri_client_free(kl->node_cri);
+        cri_client_free(kl->node.cri);
         event_recorder_free(kl->recorder);
         kube_objects_rest_free(kl->kube);
         informer_free(kl->services);
@@ -1268,22 +1292,22 @@ bool kubelet_free(struct kubelet *kl)
         rest_config_clear(kl->api_cfg);
         free(kl->api_cfg);
         kl_mirrors_free(kl);
-        for (size_t i = 0; i < kl->n_finished; i++)
-                free(kl->finished[i].uid);
-        free(kl->finished);
-        for (struct kl_event *ev = kl->q_head, *next; ev; ev = next) {
+        for (size_t i = 0; i < kl->loop.n_finished; i++)
+                free(kl->loop.finished[i].uid);
+        free(kl->loop.finished);
+        for (struct kl_event *ev = kl->queue.head, *next; ev; ev = next) {
                 next = ev->next;
                 kl_event_free(ev);
         }
-        for (size_t i = 0; i < kl->n_records; i++) {
-                pod_unref(kl->records[i].pod);
-                kl_resize_record_free(&kl->records[i]);
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                pod_unref(kl->loop.records[i].pod);
+                kl_resize_record_free(&kl->loop.records[i]);
         }
-        free(kl->records);
-        for (size_t i = 0; i < kl->n_pending_resizes; i++)
-                free(kl->pending_resizes[i]);
-        free(kl->pending_resizes);
-        runtime_uids_free(kl->runtime_uids, kl->n_runtime_uids);
+        free(kl->loop.records);
+        for (size_t i = 0; i < kl->loop.n_pending_resizes; i++)
+                free(kl->loop.pending_resizes[i]);
+        free(kl->loop.pending_resizes);
+        runtime_uids_free(kl->loop.runtime_uids, kl->loop.n_runtime_uids);
         kuberuntime_free(kl->rt);
         alloc_state_free(kl->allocated);
         alloc_state_free(kl->actuated);
@@ -1294,8 +1318,8 @@ bool kubelet_free(struct kubelet *kl)
         free(kl->runtime_name);
         free(kl->node_ip);
         runtime_state_free(kl->runtime_state);
-        pthread_mutex_destroy(&kl->q_lock);
-        pthread_cond_destroy(&kl->q_cond);
+        pthread_mutex_destroy(&kl->queue.lock);
+        pthread_cond_destroy(&kl->queue.cond);
         free(kl);
         return true;
 }

@@ -96,6 +96,77 @@ struct kl_recent {
         int64_t at_ms;
 };
 
+/* The sync loop's event queue: the one way the other threads (sources,
+ * PLEG, prober, pod workers) reach the sync loop. */
+struct kl_queue {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct kl_event *head, *tail;
+};
+
+/* What a pod worker reaches (sync_pod.c): the modules a sync drives, each
+ * thread-safe, and the queue back to the sync loop; nothing of the loop's
+ * own state.  Filled before the first work is submitted, read-only after. */
+struct kl_sync_deps {
+        const struct kubelet_config *cfg;
+        struct cm *cm;
+        struct kuberuntime *rt;
+        struct status_store *status;
+        struct status_manager *sm; /* NULL standalone */
+        struct prober *prober;
+        struct podworkers *workers;
+        struct alloc_state *allocated;
+        struct kube_objects *kube;       /* NULL standalone */
+        struct event_recorder *recorder; /* NULL standalone: logged */
+        /* failed volume setups, per pod UID: retried from 500 ms doubling
+         * to 10 s (upstream's volume manager retries from 500 ms; a
+         * TokenRequest right after a pod's creation may not find it yet) */
+        struct backoff *mount_backoff;
+        struct runtime_state *runtime_state;
+        const char *runtime_name; /* from CRI Version, e.g. "containerd" */
+        const char *node_ip;
+        struct kl_queue *queue;
+};
+
+/* What the node status thread reaches (its callbacks in kubelet.c). */
+struct kl_node_deps {
+        const struct kubelet_config *cfg;
+        struct runtime_state *runtime_state;
+        struct devicemanager *devices;
+        _Atomic(struct pleg *) pleg; /* set once the PLEG runs */
+        struct cri_client *cri;      /* made on first use */
+};
+
+/* The sync loop's own state: only its thread touches it (kubelet.c,
+ * mirror.c, resize.c). */
+struct kl_loop {
+        struct pod_record *records;
+        size_t n_records, cap_records;
+        uint64_t records_made; /* the next pod_record.seq */
+        bool sources_ready;
+        unsigned sources_expected, sources_seen; /* bits 1 << enum pod_source */
+        struct pod **mirrors;                    /* mirror pods in the apiserver (cluster mode) */
+        size_t n_mirrors;
+        bool api_seen;                    /* the apiserver source delivered once */
+        struct kl_recent *mirror_deletes; /* orphaned mirror pods being deleted */
+        size_t n_mirror_deletes;
+        /* apiserver pods stopped and deleted by us that the watch may still
+         * show (with their deletionTimestamp): not to be started again */
+        struct kl_recent *finished;
+        size_t n_finished;
+        struct kl_runtime_uid *runtime_uids; /* last relist */
+        size_t n_runtime_uids;
+        int64_t next_housekeeping_ms;
+        int64_t next_log_link_gc_ms; /* dangling /var/log/containers links */
+        /* in-place resize (resize.c): the UIDs of the pods whose resize
+         * waits, retried on pod changes and at next_resize_retry_ms */
+        char **pending_resizes;
+        size_t n_pending_resizes;
+        int64_t next_resize_retry_ms;
+};
+
+/* The wiring root: owns every module, made by kubelet_new, started by
+ * kubelet_run.  Other threads get only &queue, &sync or &node. */
 struct kubelet {
         const struct kubelet_config *cfg;
         struct cm *cm;
@@ -105,8 +176,6 @@ struct kubelet {
         struct kuberuntime_options rt_opts;
         struct status_store *status;
         struct podworkers *workers;
-        /* set once by kubelet_run; read by the node status thread too */
-        _Atomic(struct pleg *) pleg;
         struct file_source *files;
         struct kubelet_server *server; /* the ports 10250, read-only, 10248 (healthz) */
         struct prober *prober;
@@ -126,55 +195,21 @@ struct kubelet {
         struct status_manager *sm;
         struct api_source *api;
         struct node_agent *node_agent;
-        struct cri_client *node_cri; /* the node status thread's */
         int64_t reserved_cpu_milli, reserved_memory;
         bool apparmor_enabled; /* the host enforces AppArmor (read at start) */
 
-        /* event queue */
-        pthread_mutex_t q_lock;
-        pthread_cond_t q_cond;
-        struct kl_event *q_head, *q_tail;
-
-        /* failed volume setups, per pod UID: retried from 500 ms doubling
-         * to 10 s (upstream's volume manager retries from 500 ms; a
-         * TokenRequest right after a pod's creation may not find it yet) */
-        struct backoff *mount_backoff;
-
-        /* the runtime's and its network's readiness (CRI Status), read by
-         * the pod workers and the node status */
-        struct runtime_state *runtime_state;
-
-        /* sync loop thread only */
-        struct pod_record *records;
-        size_t n_records, cap_records;
-        uint64_t records_made; /* the next pod_record.seq */
-        bool sources_ready;
-        unsigned sources_expected, sources_seen; /* bits 1 << enum pod_source */
-        struct pod **mirrors;                    /* mirror pods in the apiserver (cluster mode) */
-        size_t n_mirrors;
-        bool api_seen;                    /* the apiserver source delivered once */
-        struct kl_recent *mirror_deletes; /* orphaned mirror pods being deleted */
-        size_t n_mirror_deletes;
-        /* apiserver pods stopped and deleted by us that the watch may still
-         * show (with their deletionTimestamp): not to be started again */
-        struct kl_recent *finished;
-        size_t n_finished;
-        struct kl_runtime_uid *runtime_uids; /* last relist */
-        size_t n_runtime_uids;
-        int64_t next_housekeeping_ms;
-        int64_t next_log_link_gc_ms; /* dangling /var/log/containers links */
-
-        /* in-place resize (resize.c): the allocated and actuated
-         * checkpoints under the root directory, and on the sync loop the
-         * UIDs of the pods whose resize waits, retried on pod changes and
-         * at next_resize_retry_ms */
+        struct backoff *mount_backoff;       /* see kl_sync_deps */
+        struct runtime_state *runtime_state; /* the runtime's readiness (CRI Status) */
+        /* the in-place resize checkpoints under the root directory */
         struct alloc_state *allocated, *actuated;
-        char **pending_resizes;
-        size_t n_pending_resizes;
-        int64_t next_resize_retry_ms;
+
+        struct kl_queue queue;
+        struct kl_sync_deps sync;
+        struct kl_node_deps node;
+        struct kl_loop loop;
 };
 
-void kl_post(struct kubelet *kl, struct kl_event *ev);
+void kl_queue_post(struct kl_queue *q, struct kl_event *ev);
 struct kl_event *kl_event_new(enum kl_event_type type);
 void kl_event_free(struct kl_event *ev);
 
@@ -213,7 +248,7 @@ char *kl_resize_message(const struct pod *pod, int64_t generation, const char *e
                         const char *prefix);
 
 /* sync_pod.c: the worker side. */
+/* ctx: the struct kl_sync_deps */
 void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w);
-/* Whether the runtime's network is ready (cached for a few seconds). */
 
 #endif

@@ -26,28 +26,28 @@ bool kl_is_mirror_pod(const struct pod *pod)
 
 void kl_mirrors_take(struct kubelet *kl, struct kl_event *ev)
 {
-        for (size_t i = 0; i < kl->n_mirrors; i++)
-                pod_unref(kl->mirrors[i]);
-        free(kl->mirrors);
-        kl->mirrors = xcalloc(ev->n_pods ? ev->n_pods : 1, sizeof(*kl->mirrors));
-        kl->n_mirrors = 0;
+        for (size_t i = 0; i < kl->loop.n_mirrors; i++)
+                pod_unref(kl->loop.mirrors[i]);
+        free(kl->loop.mirrors);
+        kl->loop.mirrors = xcalloc(ev->n_pods ? ev->n_pods : 1, sizeof(*kl->loop.mirrors));
+        kl->loop.n_mirrors = 0;
         size_t kept = 0;
         for (size_t i = 0; i < ev->n_pods; i++) {
                 if (kl_is_mirror_pod(ev->pods[i]))
-                        kl->mirrors[kl->n_mirrors++] = ev->pods[i];
+                        kl->loop.mirrors[kl->loop.n_mirrors++] = ev->pods[i];
                 else
                         ev->pods[kept++] = ev->pods[i];
         }
         ev->n_pods = kept;
-        kl->api_seen = true;
+        kl->loop.api_seen = true;
 }
 
 static struct pod *mirror_of(struct kubelet *kl, const struct pod *pod)
 {
-        for (size_t i = 0; i < kl->n_mirrors; i++)
-                if (strcmp(kl->mirrors[i]->name, pod->name) == 0 &&
-                    strcmp(kl->mirrors[i]->namespace, pod->namespace) == 0)
-                        return kl->mirrors[i];
+        for (size_t i = 0; i < kl->loop.n_mirrors; i++)
+                if (strcmp(kl->loop.mirrors[i]->name, pod->name) == 0 &&
+                    strcmp(kl->loop.mirrors[i]->namespace, pod->namespace) == 0)
+                        return kl->loop.mirrors[i];
         return NULL;
 }
 
@@ -81,47 +81,49 @@ static bool recently(struct kl_recent *list, size_t n, const char *uid, int64_t 
 
 static void forget_old_deletes(struct kubelet *kl, int64_t now)
 {
-        for (size_t i = 0; i < kl->n_mirror_deletes; i++) {
-                if (now - kl->mirror_deletes[i].at_ms < MIRROR_RETRY_MS)
+        for (size_t i = 0; i < kl->loop.n_mirror_deletes; i++) {
+                if (now - kl->loop.mirror_deletes[i].at_ms < MIRROR_RETRY_MS)
                         continue;
-                free(kl->mirror_deletes[i].uid);
-                kl->mirror_deletes[i--] = kl->mirror_deletes[--kl->n_mirror_deletes];
+                free(kl->loop.mirror_deletes[i].uid);
+                kl->loop.mirror_deletes[i--] = kl->loop.mirror_deletes[--kl->loop.n_mirror_deletes];
         }
 }
 
 static void delete_orphans(struct kubelet *kl, int64_t now)
 {
-        for (size_t i = 0; i < kl->n_mirrors; i++) {
-                const struct pod *m = kl->mirrors[i];
+        for (size_t i = 0; i < kl->loop.n_mirrors; i++) {
+                const struct pod *m = kl->loop.mirrors[i];
                 bool wanted = false;
-                for (size_t j = 0; j < kl->n_records && !wanted; j++) {
-                        const struct pod_record *r = &kl->records[j];
+                for (size_t j = 0; j < kl->loop.n_records && !wanted; j++) {
+                        const struct pod_record *r = &kl->loop.records[j];
                         /* a static pod being stopped keeps its mirror
                          * until it is gone, as upstream */
                         wanted = r->pod->source != POD_SOURCE_API &&
                                  strcmp(r->pod->name, m->name) == 0 &&
                                  strcmp(r->pod->namespace, m->namespace) == 0;
                 }
-                if (wanted || recently(kl->mirror_deletes, kl->n_mirror_deletes, m->uid, now))
+                if (wanted ||
+                    recently(kl->loop.mirror_deletes, kl->loop.n_mirror_deletes, m->uid, now))
                         continue;
                 LOG_INFO(2, "Deleting orphaned mirror pod", "pod=\"%s\" podUID=\"%s\"",
                          pod_full_name(m), m->uid);
                 status_manager_delete_pod(kl->sm, m->namespace, m->name, m->uid);
-                kl->mirror_deletes = xrealloc(kl->mirror_deletes, (kl->n_mirror_deletes + 1) *
-                                                                      sizeof(*kl->mirror_deletes));
-                kl->mirror_deletes[kl->n_mirror_deletes++] =
+                kl->loop.mirror_deletes =
+                    xrealloc(kl->loop.mirror_deletes,
+                             (kl->loop.n_mirror_deletes + 1) * sizeof(*kl->loop.mirror_deletes));
+                kl->loop.mirror_deletes[kl->loop.n_mirror_deletes++] =
                     (struct kl_recent){.uid = xstrdup(m->uid), .at_ms = now};
         }
 }
 
 void kl_mirrors_reconcile(struct kubelet *kl)
 {
-        if (kl->sm == NULL || !kl->api_seen)
+        if (kl->sm == NULL || !kl->loop.api_seen)
                 return;
         int64_t now = fs_now_mono_ms();
         forget_old_deletes(kl, now);
-        for (size_t i = 0; i < kl->n_records; i++) {
-                struct pod_record *r = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *r = &kl->loop.records[i];
                 /* upstream makes the mirror in SyncPod: not for a static
                  * pod that waits for another of its name to stop */
                 if (r->pod->source == POD_SOURCE_API || r->deleting || !r->static_started)
@@ -149,16 +151,16 @@ void kl_mirrors_reconcile(struct kubelet *kl)
                                              m ? m->uid : NULL);
                 r->mirror_requested_ms = now;
         }
-        if (kl->sources_ready)
+        if (kl->loop.sources_ready)
                 delete_orphans(kl, now);
 }
 
 void kl_mirrors_free(struct kubelet *kl)
 {
-        for (size_t i = 0; i < kl->n_mirrors; i++)
-                pod_unref(kl->mirrors[i]);
-        free(kl->mirrors);
-        for (size_t i = 0; i < kl->n_mirror_deletes; i++)
-                free(kl->mirror_deletes[i].uid);
-        free(kl->mirror_deletes);
+        for (size_t i = 0; i < kl->loop.n_mirrors; i++)
+                pod_unref(kl->loop.mirrors[i]);
+        free(kl->loop.mirrors);
+        for (size_t i = 0; i < kl->loop.n_mirror_deletes; i++)
+                free(kl->loop.mirror_deletes[i].uid);
+        free(kl->loop.mirror_deletes);
 }

@@ -100,8 +100,8 @@ char *kl_resize_message(const struct pod *pod, int64_t generation, const char *e
 
 static bool pending_has(const struct kubelet *kl, const char *uid)
 {
-        for (size_t i = 0; i < kl->n_pending_resizes; i++)
-                if (strcmp(kl->pending_resizes[i], uid) == 0)
+        for (size_t i = 0; i < kl->loop.n_pending_resizes; i++)
+                if (strcmp(kl->loop.pending_resizes[i], uid) == 0)
                         return true;
         return false;
 }
@@ -111,44 +111,44 @@ static void pending_push(struct kubelet *kl, const char *uid)
         if (pending_has(kl, uid))
                 return;
         /* the periodic retry runs while anything waits (upstream's ticker) */
-        if (kl->n_pending_resizes == 0 && kl->next_resize_retry_ms == 0)
-                kl->next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
-        kl->pending_resizes =
-            xrealloc(kl->pending_resizes, (kl->n_pending_resizes + 1) * sizeof(char *));
-        kl->pending_resizes[kl->n_pending_resizes++] = xstrdup(uid);
+        if (kl->loop.n_pending_resizes == 0 && kl->loop.next_resize_retry_ms == 0)
+                kl->loop.next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
+        kl->loop.pending_resizes =
+            xrealloc(kl->loop.pending_resizes, (kl->loop.n_pending_resizes + 1) * sizeof(char *));
+        kl->loop.pending_resizes[kl->loop.n_pending_resizes++] = xstrdup(uid);
 }
 
 static void pending_drop(struct kubelet *kl, size_t i)
 {
-        free(kl->pending_resizes[i]);
-        memmove(&kl->pending_resizes[i], &kl->pending_resizes[i + 1],
-                (kl->n_pending_resizes - i - 1) * sizeof(char *));
-        kl->n_pending_resizes--;
+        free(kl->loop.pending_resizes[i]);
+        memmove(&kl->loop.pending_resizes[i], &kl->loop.pending_resizes[i + 1],
+                (kl->loop.n_pending_resizes - i - 1) * sizeof(char *));
+        kl->loop.n_pending_resizes--;
 }
 
 static struct pod_record *find_record(struct kubelet *kl, const char *uid)
 {
-        for (size_t i = 0; i < kl->n_records; i++)
-                if (strcmp(kl->records[i].pod->uid, uid) == 0)
-                        return &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++)
+                if (strcmp(kl->loop.records[i].pod->uid, uid) == 0)
+                        return &kl->loop.records[i];
         return NULL;
 }
 
 static void sort_pending(struct kubelet *kl)
 {
-        for (size_t i = 1; i < kl->n_pending_resizes; i++)
+        for (size_t i = 1; i < kl->loop.n_pending_resizes; i++)
                 for (size_t j = i; j > 0; j--) {
-                        struct pod_record *a = find_record(kl, kl->pending_resizes[j - 1]);
-                        struct pod_record *b = find_record(kl, kl->pending_resizes[j]);
+                        struct pod_record *a = find_record(kl, kl->loop.pending_resizes[j - 1]);
+                        struct pod_record *b = find_record(kl, kl->loop.pending_resizes[j]);
                         if (a == NULL || b == NULL)
                                 break;
                         struct resize_candidate ca = {a->pod, a->alloc, a->resize_pending_since_ns};
                         struct resize_candidate cb = {b->pod, b->alloc, b->resize_pending_since_ns};
                         if (resize_compare(&ca, &cb) <= 0)
                                 break;
-                        char *t = kl->pending_resizes[j];
-                        kl->pending_resizes[j] = kl->pending_resizes[j - 1];
-                        kl->pending_resizes[j - 1] = t;
+                        char *t = kl->loop.pending_resizes[j];
+                        kl->loop.pending_resizes[j] = kl->loop.pending_resizes[j - 1];
+                        kl->loop.pending_resizes[j - 1] = t;
                 }
 }
 
@@ -183,12 +183,12 @@ static void set_alloc_pod(struct pod_record *r, const json_t *alloc)
 static size_t active_allocated(struct kubelet *kl, const struct pod_record *r, struct pod ***out,
                                json_t ***actual)
 {
-        size_t cap = kl->n_records ? kl->n_records : 1;
+        size_t cap = kl->loop.n_records ? kl->loop.n_records : 1;
         struct pod **active = xcalloc(cap, sizeof(*active));
         json_t **act = xcalloc(cap, sizeof(*act));
         size_t n = 0;
-        for (size_t i = 0; i < kl->n_records; i++) {
-                struct pod_record *o = &kl->records[i];
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *o = &kl->loop.records[i];
                 if (o == r || !o->admitted || o->rejected || o->terminal || o->deleting)
                         continue;
                 act[n] = kl->actuated ? alloc_state_get_pod(kl->actuated, o->pod->uid) : NULL;
@@ -297,18 +297,18 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
 
 void kl_resize_retry(struct kubelet *kl, const char *trigger)
 {
-        if (kl->n_pending_resizes == 0)
+        if (kl->loop.n_pending_resizes == 0)
                 return;
         /* upstream: nothing is decided before every source has delivered
          * (the other pods are not all known yet) */
-        if (!kl->sources_ready) {
-                kl->next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
+        if (!kl->loop.sources_ready) {
+                kl->loop.next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_FIRST_MS;
                 return;
         }
-        kl->next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_MS;
+        kl->loop.next_resize_retry_ms = fs_now_mono_ms() + RESIZE_RETRY_MS;
         sort_pending(kl);
-        for (size_t i = 0; i < kl->n_pending_resizes;) {
-                struct pod_record *r = find_record(kl, kl->pending_resizes[i]);
+        for (size_t i = 0; i < kl->loop.n_pending_resizes;) {
+                struct pod_record *r = find_record(kl, kl->loop.pending_resizes[i]);
                 if (r == NULL || r->deleting || r->terminal || r->rejected) {
                         pending_drop(kl, i);
                         continue;
@@ -373,18 +373,18 @@ void kl_resize_pod_removed(struct kubelet *kl, const char *uid)
                 alloc_state_remove_pod(kl->allocated, uid);
         if (kl->actuated != NULL)
                 alloc_state_remove_pod(kl->actuated, uid);
-        for (size_t i = 0; i < kl->n_pending_resizes; i++)
-                if (strcmp(kl->pending_resizes[i], uid) == 0) {
+        for (size_t i = 0; i < kl->loop.n_pending_resizes; i++)
+                if (strcmp(kl->loop.pending_resizes[i], uid) == 0) {
                         pending_drop(kl, i);
                         break;
                 }
-        if (kl->n_pending_resizes > 0)
+        if (kl->loop.n_pending_resizes > 0)
                 kl_resize_retry(kl, "pods_removed");
 }
 
 int64_t kl_resize_next_retry_ms(const struct kubelet *kl)
 {
-        return kl->n_pending_resizes > 0 ? kl->next_resize_retry_ms : 0;
+        return kl->loop.n_pending_resizes > 0 ? kl->loop.next_resize_retry_ms : 0;
 }
 
 void kl_resize_record_free(struct pod_record *r)
