@@ -501,6 +501,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         get_bool(d, spec, p, "hostPID", &pod->host_pid);
         get_bool(d, spec, p, "hostIPC", &pod->host_ipc);
         get_bool(d, spec, p, "shareProcessNamespace", &pod->share_process_namespace);
+        pod->has_host_users = get_bool(d, spec, p, "hostUsers", &pod->host_users);
         get_bool(d, spec, p, "enableServiceLinks", &pod->enable_service_links);
         get_int(d, spec, p, "terminationGracePeriodSeconds", 64,
                 &pod->termination_grace_period_seconds);

@@ -318,6 +318,8 @@ struct pod {
         enum dns_policy dns_policy;
         struct pod_dns_config *dns_config; /* NULL if none */
         bool host_network, host_pid, host_ipc, share_process_namespace;
+        /* spec.hostUsers (default true: the host's user namespace) */
+        bool has_host_users, host_users;
         bool enable_service_links; /* default true */
         char *hostname;
         char *subdomain;

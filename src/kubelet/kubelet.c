@@ -901,6 +901,12 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         return 0;
 }
 
+/* kuberuntime's view of the runtime handlers (upstream runtimeHelper) */
+static bool handler_supports_userns(void *ctx, const char *handler, char **error)
+{
+        return runtime_state_handler_supports_userns(ctx, handler, error);
+}
+
 int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error_t *err)
 {
         if (fs_mkdir_p(cfg->root_dir, 0750, err) < 0)
@@ -1001,6 +1007,8 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         }
         kl->rt_opts.actuated = kl->actuated;
         kl->rt_opts.recorder = kl->recorder;
+        kl->rt_opts.handler_supports_userns = handler_supports_userns;
+        kl->rt_opts.handler_ctx = kl->runtime_state;
         kl->rt = kuberuntime_new(&kl->rt_opts);
         kl->node.cfg = cfg;
         kl->node.runtime_state = kl->runtime_state;

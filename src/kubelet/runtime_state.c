@@ -20,6 +20,11 @@ struct runtime_state {
         char *down_error;    /* its error */
         char *runtime_error; /* NULL: RuntimeReady */
         char *network_error; /* NULL: NetworkReady */
+        /* the runtime handlers it lists, and whether each supports user
+         * namespaces */
+        char **handlers;
+        bool *handler_userns;
+        size_t n_handlers;
 };
 
 struct runtime_state *runtime_state_new(int64_t refresh_ms)
@@ -30,10 +35,19 @@ struct runtime_state *runtime_state_new(int64_t refresh_ms)
         return s;
 }
 
+static void free_handlers(char **names, bool *userns, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        free(userns);
+}
+
 void runtime_state_free(struct runtime_state *s)
 {
         if (s == NULL)
                 return;
+        free_handlers(s->handlers, s->handler_userns, s->n_handlers);
         free(s->down_error);
         free(s->runtime_error);
         free(s->network_error);
@@ -62,13 +76,31 @@ void runtime_state__record(struct runtime_state *s, const Runtime__V1__StatusRes
                            const char *error, int64_t now_ms)
 {
         char *down_error = NULL, *rt = NULL, *net = NULL;
+        char **handlers = NULL;
+        bool *userns = NULL;
+        size_t n = 0;
         if (st == NULL) {
                 down_error = xstrdup(error ? error : "");
         } else {
                 rt = condition_error(st, "RuntimeReady", "container runtime not ready");
                 net = condition_error(st, "NetworkReady", "container runtime network not ready");
+                n = st->n_runtime_handlers;
+                handlers = xcalloc(n + 1, sizeof(*handlers));
+                userns = xcalloc(n + 1, sizeof(*userns));
+                for (size_t i = 0; i < n; i++) {
+                        const Runtime__V1__RuntimeHandler *h = st->runtime_handlers[i];
+                        handlers[i] = xstrdup(h->name ? h->name : "");
+                        userns[i] = h->features != NULL && h->features->user_namespaces;
+                }
         }
         pthread_mutex_lock(&s->lock);
+        if (st != NULL) {
+                /* a failed call keeps the handlers last listed */
+                free_handlers(s->handlers, s->handler_userns, s->n_handlers);
+                s->handlers = handlers;
+                s->handler_userns = userns;
+                s->n_handlers = n;
+        }
         s->checked_ms = now_ms;
         s->down = st == NULL;
         free(s->down_error);
@@ -105,6 +137,22 @@ char *runtime_state_runtime_error(struct runtime_state *s, bool *down)
         char *e = s->down ? xstrdup("container runtime is down") : xstrdup(s->runtime_error);
         pthread_mutex_unlock(&s->lock);
         return e;
+}
+
+bool runtime_state_handler_supports_userns(struct runtime_state *s, const char *handler,
+                                           char **error)
+{
+        pthread_mutex_lock(&s->lock);
+        bool listed = false, supported = false;
+        for (size_t i = 0; i < s->n_handlers && !listed; i++)
+                if (strcmp(s->handlers[i], handler) == 0) {
+                        listed = true;
+                        supported = s->handler_userns[i];
+                }
+        if (!listed && s->n_handlers > 0)
+                *error = xasprintf("the handler \"%s\" is not known", handler);
+        pthread_mutex_unlock(&s->lock);
+        return supported;
 }
 
 char *runtime_state_network_error(struct runtime_state *s)

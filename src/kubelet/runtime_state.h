@@ -39,6 +39,14 @@ char *runtime_state_runtime_error(struct runtime_state *s, bool *down);
  * failed, or NULL when the network is ready.  New string. */
 char *runtime_state_network_error(struct runtime_state *s);
 
+/* Whether the runtime handler (the default one: "") supports user
+ * namespaces, as its last Status listed it (upstream
+ * HandlerSupportsUserNamespaces): false when the runtime lists no handlers
+ * (older runtimes), false with *error (new string) when it does not list
+ * this one. */
+bool runtime_state_handler_supports_userns(struct runtime_state *s, const char *handler,
+                                           char **error);
+
 /* Records an answer as refresh does (st: the response, NULL when the call
  * failed with error), at now_ms on the monotonic clock.  For tests and for
  * refresh. */

@@ -142,6 +142,12 @@ struct kuberuntime_options {
          * (environment, mounts, devices, annotations, CDI devices); NULL:
          * none (borrowed, outlives the manager) */
         struct devicemanager *devices;
+        /* Whether the runtime handler supports user namespaces (upstream's
+         * runtimeHelper.HandlerSupportsUserNamespaces, from CRI Status): a
+         * pod with hostUsers false needs it.  false with *error (new
+         * string) when the handler is unknown.  NULL: none does. */
+        bool (*handler_supports_userns)(void *ctx, const char *handler, char **error);
+        void *handler_ctx;
 };
 
 struct kuberuntime;

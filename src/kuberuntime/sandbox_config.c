@@ -255,10 +255,42 @@ static int sandbox_linux_config(const struct pod *pod, const char *cgroup_parent
         return 0;
 }
 
+/* spec.hostUsers false: a user namespace for the pod (upstream
+ * GetOrCreateUserNamespaceMappings, UserNamespacesSupport on as upstream's
+ * default).  Upstream refuses it when the runtime's handler does not
+ * support user namespaces; ckubelet makes no ID mappings yet, so it refuses
+ * it in any case, saying which.  hostUsers true or unset: the node's user
+ * namespace, what the runtime does without userns_options. */
+static int check_host_users(const struct kuberuntime_options *opts, const struct pod *pod,
+                            ck_error_t *err)
+{
+        if (!pod->has_host_users || pod->host_users)
+                return 0;
+        /* no RuntimeClass support: the runtime's default handler */
+        const char *handler = "";
+        cleanup_free char *why = NULL;
+        bool supported = opts->handler_supports_userns != NULL &&
+                         opts->handler_supports_userns(opts->handler_ctx, handler, &why);
+        if (!supported && why != NULL)
+                return ck_error_make(err, 0,
+                                     "can't set `spec.hostUsers: false`, runtime does not support "
+                                     "user namespaces: %s",
+                                     why);
+        if (!supported)
+                return ck_error_make(err, 0,
+                                     "can't set `spec.hostUsers: false`, runtime does not support "
+                                     "user namespaces");
+        return ck_error_make(err, 0,
+                             "can't set `spec.hostUsers: false`: ckubelet does not make user "
+                             "namespace ID mappings yet");
+}
+
 int kuberuntime_sandbox_config(const struct kuberuntime_options *opts, const struct pod *pod,
                                uint32_t attempt, const char *cgroup_parent,
                                Runtime__V1__PodSandboxConfig **out, ck_error_t *err)
 {
+        if (check_host_users(opts, pod, err) < 0)
+                return -1;
         Runtime__V1__PodSandboxConfig *cfg = xmalloc(sizeof(*cfg));
         runtime__v1__pod_sandbox_config__init(cfg);
 

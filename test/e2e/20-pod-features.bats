@@ -293,3 +293,34 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[[ $msg == 'environment variable key "B" not found in file "'*'/volumes/kubernetes.io~empty-dir/config/config.env"' ]]
 	query_empty running_containers_of envfile-missing main
 }
+
+@test "hostUsers: false is refused with upstream's words (no user namespaces in this runtime); hostUsers: true runs" {
+	cat >"$MANIFESTS/userns.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: userns}
+	spec:
+	  hostUsers: false
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	cat >"$MANIFESTS/hostusers.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: hostusers}
+	spec:
+	  hostUsers: true
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 running_is hostusers main
+	# the sync's error names the pod and the step (the FailedCreatePodSandBox
+	# event says the same, to the apiserver in cluster mode)
+	local why="can't set \`spec.hostUsers: false\`, runtime does not support user namespaces"
+	wait_for -t 60 grep -qF "$why" "$CKUBELET_LOG"
+	grep -F "$why" "$CKUBELET_LOG" | grep -q 'userns-e2e-node'
+	[ "$(pod_phase userns)" = Pending ]
+	[ "$(waiting_reason userns main)" = ContainerCreating ]
+	runtime_has_nothing_of userns
+}

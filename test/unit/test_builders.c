@@ -237,6 +237,55 @@ static void test_sandbox_hostname(void **state)
         pod_unref(p);
 }
 
+static bool userns_answer, userns_unknown;
+
+static bool fake_handler_userns(void *ctx, const char *handler, char **error)
+{
+        (void)ctx;
+        assert_string_equal(handler, ""); /* the default handler: no RuntimeClass */
+        if (userns_unknown)
+                *error = strdup("the handler \"\" is not known");
+        return userns_answer;
+}
+
+/* spec.hostUsers: true or unset is the node's user namespace; false is
+ * refused with upstream's words when the runtime's handler lacks user
+ * namespaces, and by ckubelet (no ID mappings yet) when it has them. */
+static void test_sandbox_host_users(void **state)
+{
+        (void)state;
+        struct kuberuntime_options o = opts();
+        Runtime__V1__PodSandboxConfig *cfg = NULL;
+        ck_error_t err = NULL;
+        struct pod *p = simple_pod(NULL, "  hostUsers: true\n");
+        cfg = sandbox(p);
+        kuberuntime_sandbox_config_free(cfg);
+        cfg = NULL;
+        pod_unref(p);
+
+        p = simple_pod(NULL, "  hostUsers: false\n");
+        /* no answer from the runtime (it lists no handlers) */
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
+        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`, runtime does "
+                                               "not support user namespaces");
+        ck_error_release(&err);
+        o.handler_supports_userns = fake_handler_userns;
+        userns_unknown = true;
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
+        assert_string_equal(ck_error_msg(err),
+                            "can't set `spec.hostUsers: false`, runtime does not support user "
+                            "namespaces: the handler \"\" is not known");
+        ck_error_release(&err);
+        userns_unknown = false;
+        userns_answer = true;
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
+        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`: ckubelet "
+                                               "does not make user namespace ID mappings yet");
+        ck_error_release(&err);
+        assert_null(cfg);
+        pod_unref(p);
+}
+
 static void test_sandbox_port_mappings(void **state)
 {
         (void)state;
@@ -1045,6 +1094,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_sandbox_labels_annotations_metadata),
             cmocka_unit_test(test_sandbox_hostname),
+            cmocka_unit_test(test_sandbox_host_users),
             cmocka_unit_test(test_sandbox_port_mappings),
             cmocka_unit_test(test_namespace_options),
             cmocka_unit_test(test_sandbox_security_context_and_sysctls),

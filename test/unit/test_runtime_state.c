@@ -124,11 +124,51 @@ static void test_refresh_period(void **state)
         runtime_state_free(s);
 }
 
+/* The runtime handlers Status lists, and their user namespaces (upstream
+ * HandlerSupportsUserNamespaces). */
+static void test_handlers_user_namespaces(void **state)
+{
+        (void)state;
+        struct runtime_state *s = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
+        char *why = NULL;
+        /* an older runtime lists none: not supported, no error */
+        record(s, NULL, 0);
+        assert_false(runtime_state_handler_supports_userns(s, "", &why));
+        assert_null(why);
+
+        Runtime__V1__RuntimeHandlerFeatures with = RUNTIME__V1__RUNTIME_HANDLER_FEATURES__INIT;
+        with.user_namespaces = true;
+        Runtime__V1__RuntimeHandlerFeatures without = RUNTIME__V1__RUNTIME_HANDLER_FEATURES__INIT;
+        Runtime__V1__RuntimeHandler def = RUNTIME__V1__RUNTIME_HANDLER__INIT;
+        def.name = "";
+        def.features = &with;
+        Runtime__V1__RuntimeHandler kata = RUNTIME__V1__RUNTIME_HANDLER__INIT;
+        kata.name = "kata";
+        kata.features = &without;
+        Runtime__V1__RuntimeHandler *handlers[] = {&def, &kata};
+        Runtime__V1__StatusResponse st = RUNTIME__V1__STATUS_RESPONSE__INIT;
+        st.runtime_handlers = handlers;
+        st.n_runtime_handlers = 2;
+        runtime_state__record(s, &st, NULL, 1000);
+        assert_true(runtime_state_handler_supports_userns(s, "", &why));
+        assert_false(runtime_state_handler_supports_userns(s, "kata", &why));
+        assert_null(why);
+        assert_false(runtime_state_handler_supports_userns(s, "gvisor", &why));
+        assert_string_equal(why, "the handler \"gvisor\" is not known");
+        free(why);
+        why = NULL;
+        /* a failed Status keeps what was listed */
+        runtime_state__record(s, NULL, "connection refused", 2000);
+        assert_true(runtime_state_handler_supports_userns(s, "", &why));
+        runtime_state_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_ready_and_not_ready),
             cmocka_unit_test(test_refresh_period),
+            cmocka_unit_test(test_handlers_user_namespaces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
