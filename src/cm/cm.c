@@ -11,6 +11,8 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -140,8 +142,41 @@ static int create_qos_cgroups(struct cm *cm, const char *root, ck_error_t *err)
         return 0;
 }
 
+/* upstream swap.IsSwapOn: /proc/swaps has lines beyond its header. */
+static int swap_on(const char *path, bool *on, ck_error_t *err)
+{
+        *on = false;
+        cleanup_free char *text = NULL;
+        size_t len = 0;
+        if (fs_read_file(path, 1 << 20, &text, &len, err) < 0) {
+                if ((*err)->status == ENOENT) {
+                        ck_error_release(err);
+                        return 0; /* upstream: assumed off */
+                }
+                return -1;
+        }
+        /* trimmed, more than one line */
+        while (len > 0 && isspace((unsigned char)text[len - 1]))
+                text[--len] = '\0';
+        const char *s = text;
+        while (*s && isspace((unsigned char)*s))
+                s++;
+        *on = strchr(s, '\n') != NULL;
+        return 0;
+}
+
 int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err)
 {
+        bool swap = false;
+        if (swap_on(opts->proc_swaps ? opts->proc_swaps : "/proc/swaps", &swap, err) < 0)
+                return ck_error_wrap(err, "failed to determine if swap is on");
+        if (swap && opts->fail_swap_on)
+                return ck_error_make(err, 0,
+                                     "running with swap on is not supported, please disable swap "
+                                     "or set --fail-swap-on flag to false");
+        if (swap)
+                LOG_INFO(0, "Swap is on; running, as failSwapOn is false", "path=\"%s\"",
+                         opts->proc_swaps ? opts->proc_swaps : "/proc/swaps");
         const char *driver = opts->cgroup_driver ? opts->cgroup_driver : "cgroupfs";
         if (strcmp(driver, "systemd") == 0)
                 return ck_error_make(err, 0,

@@ -41,12 +41,17 @@ struct cm_options {
          * without this flag a controller directory that is not a cgroup
          * filesystem is ignored (v1) or refused (v2). */
         bool fake_cgroupfs;
+        /* --fail-swap-on (upstream's default true): refuse to start when
+         * swap is on, as told by proc_swaps (NULL: /proc/swaps; a file that
+         * does not exist: off) */
+        bool fail_swap_on;
+        const char *proc_swaps;
 };
 
 struct cm;
 
-/* Probes the cgroup layout, creates the kubepods / burstable / besteffort
- * cgroups.  Errors name the path. */
+/* Checks swap (failSwapOn), probes the cgroup layout, creates the kubepods
+ * / burstable / besteffort cgroups.  Errors name the path. */
 int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err);
 void cm_free(struct cm *cm);
 

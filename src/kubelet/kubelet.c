@@ -964,6 +964,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             .cgroup_driver = cfg->cgroup_driver,
             .reserved_cpu_milli = reserved_cpu,
             .reserved_memory = reserved_mem,
+            .fail_swap_on = cfg->fail_swap_on,
         };
         if (cm_new(&cmo, &kl->cm, err) < 0) {
                 kubelet_free(kl);

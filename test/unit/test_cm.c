@@ -594,10 +594,54 @@ static void test_rejected_configurations(void **state)
         free_tree(t);
 }
 
+/* failSwapOn as upstream: /proc/swaps with an entry under its header is
+ * swap on, refused unless failSwapOn is false; a header alone or no file
+ * at all is off. */
+static void test_fail_swap_on(void **state)
+{
+        (void)state;
+        struct fake_tree *t = make_tree(false);
+        cleanup_free char *swaps = xasprintf("%s/swaps", t->root);
+        struct cm_options o = {.cgroupfs_root = t->root,
+                               .cgroups_per_qos = false,
+                               .fake_cgroupfs = true,
+                               .fail_swap_on = true,
+                               .proc_swaps = swaps};
+        struct cm *cm = NULL;
+        ck_error_t err = NULL;
+        const char *header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+        cleanup_free char *on = xasprintf("%s/swapfile                               file\t\t"
+                                          "1048572\t\t0\t\t-2\n",
+                                          header);
+
+        /* no file: off */
+        assert_int_equal(cm_new(&o, &cm, &err), 0);
+        cm_free(cm);
+        cm = NULL;
+        /* the header alone: off */
+        assert_int_equal(fs_write_file_atomic(swaps, header, strlen(header), 0644, &err), 0);
+        assert_int_equal(cm_new(&o, &cm, &err), 0);
+        cm_free(cm);
+        cm = NULL;
+        /* an entry: on, refused */
+        assert_int_equal(fs_write_file_atomic(swaps, on, strlen(on), 0644, &err), 0);
+        assert_true(cm_new(&o, &cm, &err) < 0);
+        assert_string_equal(ck_error_msg(err), "running with swap on is not supported, please "
+                                               "disable swap or set --fail-swap-on flag to false");
+        ck_error_release(&err);
+        assert_null(cm);
+        /* ... and allowed with failSwapOn false */
+        o.fail_swap_on = false;
+        assert_int_equal(cm_new(&o, &cm, &err), 0);
+        cm_free(cm);
+        free_tree(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_conversions),
+            cmocka_unit_test(test_fail_swap_on),
             cmocka_unit_test(test_v1_node_allocatable_and_qos),
             cmocka_unit_test(test_v1_guaranteed),
             cmocka_unit_test(test_v1_burstable),
