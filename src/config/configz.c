@@ -273,6 +273,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_duration(kc, "runtimeRequestTimeout", cfg->runtime_request_timeout_ms);
         put_int_omitempty(kc, "maxPods", cfg->max_pods);
         put_string(kc, "resolvConf", cfg->resolv_conf);
+        put(kc, "nodeStatusMaxImages", json_integer(cfg->node_status_max_images));
         put(kc, "kubeAPIQPS", json_integer(cfg->kube_api_qps));
         put_int_omitempty(kc, "kubeAPIBurst", cfg->kube_api_burst);
         put(kc, "serializeImagePulls", json_boolean(cfg->serialize_image_pulls));

@@ -175,6 +175,7 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
+        cfg->node_status_max_images = KCFG_DEFAULT_NODE_STATUS_MAX_IMAGES;
         cfg->container_log_max_size = xstrdup(KCFG_DEFAULT_CONTAINER_LOG_MAX_SIZE);
         cfg->container_log_max_files = KCFG_DEFAULT_CONTAINER_LOG_MAX_FILES;
         cfg->container_log_max_workers = KCFG_DEFAULT_CONTAINER_LOG_MAX_WORKERS;

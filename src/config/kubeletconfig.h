@@ -48,18 +48,20 @@ struct kubelet_config {
         int64_t sync_frequency_ms;          /* --sync-frequency / syncFrequency, 1m */
         int64_t runtime_request_timeout_ms; /* --runtime-request-timeout, 2m */
         int32_t max_pods;                   /* --max-pods / maxPods, 110 */
-        char **cluster_dns;                 /* --cluster-dns / clusterDNS, NULL-terminated */
-        char **allowed_unsafe_sysctls;      /* --allowed-unsafe-sysctls, NULL-terminated */
-        char *cluster_domain;               /* --cluster-domain / clusterDomain */
-        char *resolv_conf;                  /* --resolv-conf / resolvConf, /etc/resolv.conf */
-        char *cgroup_root;                  /* --cgroup-root / cgroupRoot, "" = "/" */
-        bool cgroups_per_qos;               /* --cgroups-per-qos / cgroupsPerQOS, true */
-        char *cgroup_driver;                /* --cgroup-driver / cgroupDriver, cgroupfs */
-        char *pod_logs_dir;                 /* podLogsDir, /var/log/pods */
-        char *pod_infra_container_image;    /* informational; the runtime's sandbox image */
-        bool serialize_image_pulls;         /* serializeImagePulls, true */
-        int32_t kube_api_qps;               /* --kube-api-qps / kubeAPIQPS, 50 */
-        int32_t kube_api_burst;             /* --kube-api-burst / kubeAPIBurst, 100 */
+        /* --node-status-max-images / nodeStatusMaxImages, 50 (-1: all) */
+        int32_t node_status_max_images;
+        char **cluster_dns;                      /* --cluster-dns / clusterDNS, NULL-terminated */
+        char **allowed_unsafe_sysctls;           /* --allowed-unsafe-sysctls, NULL-terminated */
+        char *cluster_domain;                    /* --cluster-domain / clusterDomain */
+        char *resolv_conf;                       /* --resolv-conf / resolvConf, /etc/resolv.conf */
+        char *cgroup_root;                       /* --cgroup-root / cgroupRoot, "" = "/" */
+        bool cgroups_per_qos;                    /* --cgroups-per-qos / cgroupsPerQOS, true */
+        char *cgroup_driver;                     /* --cgroup-driver / cgroupDriver, cgroupfs */
+        char *pod_logs_dir;                      /* podLogsDir, /var/log/pods */
+        char *pod_infra_container_image;         /* informational; the runtime's sandbox image */
+        bool serialize_image_pulls;              /* serializeImagePulls, true */
+        int32_t kube_api_qps;                    /* --kube-api-qps / kubeAPIQPS, 50 */
+        int32_t kube_api_burst;                  /* --kube-api-burst / kubeAPIBurst, 100 */
         int64_t node_status_update_frequency_ms; /* nodeStatusUpdateFrequency, 10s */
         int64_t node_status_report_frequency_ms; /* nodeStatusReportFrequency, 5m */
         int64_t node_lease_duration_seconds;     /* nodeLeaseDurationSeconds, 40 */

@@ -89,6 +89,8 @@ static const struct field_def fields[] = {
     F("runtimeRequestTimeout", FT_DURATION, runtime_request_timeout_ms, NULL,
       KCFG_DEFAULT_RUNTIME_TIMEOUT_MS),
     F("maxPods", FT_INT32, max_pods, NULL, KCFG_DEFAULT_MAX_PODS),
+    /* a pointer upstream: an explicit 0 stays (no images) */
+    F("nodeStatusMaxImages", FT_INT32, node_status_max_images, NULL, 0),
     F("resolvConf", FT_PATH, resolv_conf, NULL, 0),
     F("kubeAPIQPS", FT_INT32, kube_api_qps, NULL, 0),
     F("kubeAPIBurst", FT_INT32, kube_api_burst, NULL, KCFG_DEFAULT_KUBE_API_BURST),

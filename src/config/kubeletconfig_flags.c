@@ -131,6 +131,8 @@ static const struct flag_def flag_defs[] = {
     {"manifest-url", 0, K_STRING, OFF(static_pod_url), true,
      "URL for accessing additional Pod specifications to run"},
     {"max-pods", 0, K_INT32, OFF(max_pods), true, "Number of Pods that can run on this Kubelet"},
+    {"node-status-max-images", 0, K_INT32, OFF(node_status_max_images), true,
+     "The maximum number of images to report in Node.Status.Images (-1: no cap)"},
     {"node-ip", 0, K_STRING, OFF(node_ip), false,
      "IP address (or comma-separated dual-stack addresses) of the node"},
     {"node-labels", 0, K_LABELS, OFF(node_labels), false,

@@ -214,7 +214,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"memory-manager-policy", KCFG_IGN_STRING},
     {"minimum-container-ttl-duration", KCFG_IGN_DURATION},
     {"minimum-image-ttl-duration", KCFG_IGN_DURATION},
-    {"node-status-max-images", KCFG_IGN_INT32},
     {"oom-score-adj", KCFG_IGN_INT32},
     {"pod-cidr", KCFG_IGN_STRING},
     {"pod-max-pids", KCFG_IGN_INT64},

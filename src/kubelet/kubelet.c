@@ -1111,6 +1111,35 @@ static void node_device_resources(void *opaque, struct node_device_resource **re
         devicemanager_capacity_free(dr, nd, NULL, 0);
 }
 
+/* The runtime's images for status.images (upstream's image manager lists
+ * them every 30 s; here at each status check). */
+static int node_images(void *opaque, struct node_image **out, size_t *n)
+{
+        struct kl_node_deps *nd = opaque;
+        Runtime__V1__ListImagesResponse *r = NULL;
+        cleanup_error ck_error_t err = NULL;
+        if (cri_list_images(node_cri(nd), &r, &err) < 0) {
+                LOG_ERROR("Failed to list images for the node status", "err=\"%s\"",
+                          ck_error_msg(err));
+                return -1;
+        }
+        struct node_image *im = xcalloc(r->n_images + 1, sizeof(*im));
+        for (size_t i = 0; i < r->n_images; i++) {
+                const Runtime__V1__Image *ci = r->images[i];
+                im[i].id = xstrdup(ci->id);
+                im[i].size = (int64_t)ci->size;
+                im[i].names = xcalloc(ci->n_repo_digests + ci->n_repo_tags + 1, sizeof(char *));
+                for (size_t j = 0; j < ci->n_repo_digests; j++)
+                        im[i].names[im[i].n_names++] = xstrdup(ci->repo_digests[j]);
+                for (size_t j = 0; j < ci->n_repo_tags; j++)
+                        im[i].names[im[i].n_names++] = xstrdup(ci->repo_tags[j]);
+        }
+        *out = im;
+        *n = r->n_images;
+        runtime__v1__list_images_response__free_unpacked(r, NULL);
+        return 0;
+}
+
 /* Registers the node and keeps its status and Lease current (src/node).
  * Started before the runtime is up: the node shows NotReady meanwhile. */
 static int start_node_agent(struct kubelet *kl, ck_error_t *err)
@@ -1135,6 +1164,8 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
             .runtime_ready = node_runtime_ready,
             .runtime_version = node_runtime_version,
             .device_resources = node_device_resources,
+            .images = node_images,
+            .max_images = cfg->node_status_max_images,
             .opaque = &kl->node,
         };
         if (node_agent_start(&no, &kl->node_agent, err) < 0)

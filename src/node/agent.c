@@ -158,6 +158,8 @@ int node_agent_start(const struct node_agent_options *o, struct node_agent **out
         a->runtime_ready = o->runtime_ready;
         a->runtime_version = o->runtime_version;
         a->device_resources = o->device_resources;
+        a->images = o->images;
+        a->max_images = o->max_images;
         a->opaque = o->opaque;
         a->rand_state = (unsigned)fs_now_real_ns() ^ (unsigned)(uintptr_t)a;
         node_machine_info_read(o->root_dir, &a->machine);

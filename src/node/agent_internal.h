@@ -31,6 +31,8 @@ struct node_agent {
         char *(*runtime_version)(void *opaque);
         void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
                                  char ***removed, size_t *n_removed);
+        int (*images)(void *opaque, struct node_image **images, size_t *n);
+        int32_t max_images;
         void *opaque;
         struct node_machine_info machine;
 

@@ -52,6 +52,17 @@ struct node_device_resource {
         int64_t allocatable;
 };
 
+/* An image the runtime has (upstream kubecontainer.Image): its ID, its
+ * repo digests then tags, its size. */
+struct node_image {
+        char *id;
+        char **names; /* repo digests, then repo tags */
+        size_t n_names;
+        int64_t size;
+};
+
+void node_images_free(struct node_image *images, size_t n);
+
 struct node_agent_options {
         const struct rest_config *api;     /* copied */
         struct rest_ratelimiter *rl;       /* borrowed, may be NULL; must outlive the agent */
@@ -68,6 +79,7 @@ struct node_agent_options {
         const char *root_dir;              /* ephemeral-storage = its filesystem's size */
         int64_t reserved_cpu_milli;        /* system + kube reserved cpu */
         int64_t reserved_memory;           /* system + kube reserved memory, bytes */
+        int32_t max_images;                /* nodeStatusMaxImages: 50; -1 all; 0 none */
 
         /* Called on the agent's status thread, once per status check.
          * runtime_ready: true when the runtime and its network are ready;
@@ -84,6 +96,11 @@ struct node_agent_options {
          * ones, new arrays the agent frees (strings included).  NULL: none. */
         void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
                                  char ***removed, size_t *n_removed);
+        /* The runtime's images (upstream imageManager.GetImageList), a new
+         * array the agent frees (strings included); < 0 when they could not
+         * be listed (status.images then empty, as upstream).  NULL: no
+         * status.images. */
+        int (*images)(void *opaque, struct node_image **images, size_t *n);
         void *opaque;
 };
 

@@ -102,7 +102,22 @@ struct node_status_inputs {
         size_t n_devices;
         char *const *removed_devices;
         size_t n_removed_devices;
+        /* status.images (upstream's Images setter): the images, largest
+         * first, at most max_images (-1: all) with at most 5 names each;
+         * images_known false: not set (no images callback); images_error:
+         * they could not be listed (no images, as upstream) */
+        bool images_known, images_error;
+        struct node_image *images; /* sorted here: writable */
+        size_t n_images;
+        int32_t max_images;
 };
+
+/* upstream nodestatus.MaxNamesPerImageInNodeStatus */
+#define NODE_MAX_NAMES_PER_IMAGE 5
+
+/* status.images from the inputs (sorted as upstream's ByImageSize: size
+ * descending, then ID descending).  New reference (an array). */
+json_t *node_images_json(const struct node_status_inputs *in);
 
 /* Events the status setters ask to record (upstream recordNodeStatusEvent
  * and the reboot event): reasons, borrowed static strings. */

@@ -293,6 +293,66 @@ static void set_ready(json_t *node, json_t *status, json_t *conds,
         }
 }
 
+void node_images_free(struct node_image *images, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(images[i].id);
+                for (size_t j = 0; j < images[i].n_names; j++)
+                        free(images[i].names[j]);
+                free(images[i].names);
+        }
+        free(images);
+}
+
+/* upstream sliceutils.ByImageSize */
+static int by_image_size(const void *pa, const void *pb)
+{
+        const struct node_image *a = pa, *b = pb;
+        if (a->size != b->size)
+                return a->size > b->size ? -1 : 1;
+        return -strcmp(a->id ? a->id : "", b->id ? b->id : "");
+}
+
+json_t *node_images_json(const struct node_status_inputs *in)
+{
+        json_t *list = json_array();
+        if (in->images_error || in->n_images == 0)
+                return list;
+        qsort(in->images, in->n_images, sizeof(*in->images), by_image_size);
+        size_t n = in->n_images;
+        if (in->max_images > -1 && (size_t)in->max_images < n)
+                n = (size_t)in->max_images;
+        for (size_t i = 0; i < n; i++) {
+                const struct node_image *im = &in->images[i];
+                json_t *names = json_array();
+                for (size_t j = 0; j < im->n_names && j < NODE_MAX_NAMES_PER_IMAGE; j++)
+                        json_array_append_new(names, json_string(im->names[j]));
+                json_t *ci = json_object();
+                /* names is omitempty upstream */
+                if (json_array_size(names) > 0)
+                        json_object_set_new(ci, "names", names);
+                else
+                        json_decref(names);
+                json_object_set_new(ci, "sizeBytes", json_integer(im->size));
+                json_array_append_new(list, ci);
+        }
+        return list;
+}
+
+/* upstream's Images setter: an empty list is no field (omitempty) */
+static void set_images(json_t *status, const struct node_status_inputs *in)
+{
+        if (!in->images_known)
+                return;
+        json_t *list = node_images_json(in);
+        if (json_array_size(list) > 0)
+                json_object_set_new(status, "images", list);
+        else {
+                json_decref(list);
+                json_object_del(status, "images");
+        }
+}
+
 void node_set_status(json_t *node, const struct node_status_inputs *in,
                      struct node_status_events *ev)
 {
@@ -304,6 +364,7 @@ void node_set_status(json_t *node, const struct node_status_inputs *in,
         set_machine_info(status, in, ev);
         set_version_info(status, in);
         set_daemon_endpoints(status, in);
+        set_images(status, in);
 
         json_t *conds = json_object_get(status, "conditions");
         if (!json_is_array(conds)) {

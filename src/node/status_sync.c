@@ -34,6 +34,9 @@ struct runtime_facts {
         size_t n_devices;
         char **removed;
         size_t n_removed;
+        bool images_known, images_error;
+        struct node_image *images;
+        size_t n_images;
 };
 
 static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
@@ -49,6 +52,10 @@ static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
         if (a->device_resources)
                 a->device_resources(a->opaque, &f->devices, &f->n_devices, &f->removed,
                                     &f->n_removed);
+        f->images = NULL;
+        f->n_images = 0;
+        f->images_known = a->images != NULL;
+        f->images_error = f->images_known && a->images(a->opaque, &f->images, &f->n_images) < 0;
 }
 
 static void runtime_facts_clear(struct runtime_facts *f)
@@ -61,6 +68,7 @@ static void runtime_facts_clear(struct runtime_facts *f)
         for (size_t i = 0; i < f->n_removed; i++)
                 free(f->removed[i]);
         free(f->removed);
+        node_images_free(f->images, f->n_images);
 }
 
 static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
@@ -84,6 +92,11 @@ static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
             .n_devices = f->n_devices,
             .removed_devices = f->removed,
             .n_removed_devices = f->n_removed,
+            .images_known = f->images_known,
+            .images_error = f->images_error,
+            .images = f->images,
+            .n_images = f->n_images,
+            .max_images = a->max_images,
         };
 }
 

@@ -67,6 +67,29 @@ restart_node() {
 	done
 }
 
+# node_images_are WANT: the node's status.images, as a set, is WANT (both
+# normalized: names as a list, sorted by names).
+node_images_are() {
+	local got
+	got=$(kubectl get node "$CLUSTER_NODE_NAME" -o json |
+		jq -cS '[.status.images // [] | .[] | {names: (.names // []), sizeBytes}] | sort_by(.names)')
+	[ "$got" = "$1" ] || {
+		echo "status.images: $got"
+		return 1
+	}
+}
+
+@test "cluster node: status.images lists the runtime's images (digests then tags, at most 5 names) with their sizes" {
+	wait_for -t 60 -i 0.5 node_ready
+	local want
+	want=$(crictl images -o json |
+		jq -cS '[.images[] | {names: (((.repoDigests // []) + (.repoTags // []))[:5]), sizeBytes: (.size | tonumber)}] | sort_by(.names)')
+	echo "crictl images: $want"
+	[ "$(jq length <<<"$want")" -gt 0 ]
+	# the status is patched at its next check (10 s)
+	wait_for -t 30 -i 1 node_images_are "$want"
+}
+
 # lease_renewed_since TIME: the node's Lease has a renewTime other than TIME.
 lease_renewed_since() {
 	local t

@@ -196,6 +196,7 @@ static void test_defaults_document(void **state)
                   "\"runtimeRequestTimeout\":\"2m0s\","
                   "\"maxPods\":110,"
                   "\"resolvConf\":\"/etc/resolv.conf\","
+                  "\"nodeStatusMaxImages\":50,"
                   "\"kubeAPIQPS\":50,"
                   "\"kubeAPIBurst\":100,"
                   "\"serializeImagePulls\":true,"

@@ -331,6 +331,38 @@ static void test_unimplemented_upstream_flags_are_accepted(void **state)
                            "flag needs an argument: --volume-plugin-dir");
 }
 
+/* nodeStatusMaxImages: 50 by default, a pointer upstream (an explicit 0
+ * stays), the flag over the file, -1 or greater. */
+static void test_node_status_max_images(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        kubelet_config_defaults(&c);
+        assert_int_equal(c.node_status_max_images, 50);
+        kubelet_config_release(&c);
+        char *path =
+            write_file("images.yaml",
+                       "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                       "kind: KubeletConfiguration\n"
+                       "authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}\n"
+                       "authorization: {mode: AlwaysAllow}\n"
+                       "nodeStatusMaxImages: 0\n");
+        char *flag = NULL;
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(flag));
+        assert_int_equal(c.node_status_max_images, 0);
+        kubelet_config_release(&c);
+        parse_ok(&c, ARGV(flag, "--node-status-max-images=-1"));
+        assert_int_equal(c.node_status_max_images, -1);
+        kubelet_config_release(&c);
+        assert_parse_error(ARGV("--node-status-max-images=-2"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "nodeStatusMaxImages (--node-status-max-images) -2 must be -1 or "
+                           "greater");
+        free(flag);
+        free(path);
+}
+
 static void test_node_labels(void **state)
 {
         (void)state;
@@ -1188,6 +1220,7 @@ int main(void)
             cmocka_unit_test(test_help_and_version),
             cmocka_unit_test(test_unimplemented_upstream_flags_are_accepted),
             cmocka_unit_test(test_node_labels),
+            cmocka_unit_test(test_node_status_max_images),
             cmocka_unit_test(test_repeated_cluster_dns_appends),
             cmocka_unit_test(test_reserved_maps),
             cmocka_unit_test(test_hostname_override_is_trimmed_and_lowercased),

@@ -221,6 +221,65 @@ static void test_device_plugin_resources(void **state)
         assert_null(sget(n, "status.allocatable.stale|io/thing"));
 }
 
+/* status.images as upstream's Images setter: largest first (ties: ID
+ * descending), digests then tags, at most 5 names, at most
+ * nodeStatusMaxImages images; none when the runtime could not list them. */
+static void test_images(void **state)
+{
+        (void)state;
+        struct node_machine_info mi = machine();
+        struct node_status_inputs in = inputs(&mi, T0);
+        char *small_names[] = {"localhost/pause:3.10"};
+        char *big_names[] = {
+            "docker.io/library/nginx@sha256:aa", "a:1", "a:2", "a:3", "a:4", "a:5"};
+        char *tie_names[] = {"localhost/busybox:1.35"};
+        struct node_image images[] = {
+            {.id = "sha256:01", .names = small_names, .n_names = 1, .size = 300000},
+            {.id = "sha256:02", .names = big_names, .n_names = 6, .size = 70000000},
+            {.id = "sha256:03", .names = tie_names, .n_names = 1, .size = 300000},
+            {.id = "sha256:04", .names = NULL, .n_names = 0, .size = 10},
+        };
+        in.images_known = true;
+        in.images = images;
+        in.n_images = 4;
+        in.max_images = 50;
+        cleanup_json json_t *n = node_build_initial("n1", NULL, &in, NULL);
+        json_t *list = json_object_get(json_object_get(n, "status"), "images");
+        assert_int_equal(json_array_size(list), 4);
+        json_t *first = json_array_get(list, 0);
+        assert_int_equal(json_integer_value(json_object_get(first, "sizeBytes")), 70000000);
+        json_t *names = json_object_get(first, "names");
+        assert_int_equal(json_array_size(names), 5);
+        assert_string_equal(json_string_value(json_array_get(names, 0)),
+                            "docker.io/library/nginx@sha256:aa");
+        assert_string_equal(json_string_value(json_array_get(names, 4)), "a:4");
+        /* the same size: the larger ID first */
+        assert_string_equal(
+            json_string_value(json_array_get(json_object_get(json_array_get(list, 1), "names"), 0)),
+            "localhost/busybox:1.35");
+        /* no names: the field left out (omitempty) */
+        assert_null(json_object_get(json_array_get(list, 3), "names"));
+
+        /* nodeStatusMaxImages 2: the two largest */
+        in.max_images = 2;
+        node_set_status(n, &in, NULL);
+        list = json_object_get(json_object_get(n, "status"), "images");
+        assert_int_equal(json_array_size(list), 2);
+        /* 0: none at all, the field gone */
+        in.max_images = 0;
+        node_set_status(n, &in, NULL);
+        assert_null(json_object_get(json_object_get(n, "status"), "images"));
+        /* -1: every image */
+        in.max_images = -1;
+        node_set_status(n, &in, NULL);
+        assert_int_equal(json_array_size(json_object_get(json_object_get(n, "status"), "images")),
+                         4);
+        /* the runtime did not answer: no images */
+        in.images_error = true;
+        node_set_status(n, &in, NULL);
+        assert_null(json_object_get(json_object_get(n, "status"), "images"));
+}
+
 static void test_addresses_node_info_endpoints(void **state)
 {
         (void)state;
@@ -537,6 +596,7 @@ int main(void)
             cmocka_unit_test(test_initial_node_labels_and_annotation),
             cmocka_unit_test(test_capacity_and_allocatable),
             cmocka_unit_test(test_device_plugin_resources),
+            cmocka_unit_test(test_images),
             cmocka_unit_test(test_addresses_node_info_endpoints),
             cmocka_unit_test(test_conditions_order_and_messages),
             cmocka_unit_test(test_heartbeat_moves_transition_stays),
