@@ -77,6 +77,14 @@ int kuberuntime_container_config_with_objects(const struct kuberuntime_options *
                                               Runtime__V1__ContainerConfig **out, ck_error_t *err);
 void kuberuntime_container_config_free(Runtime__V1__ContainerConfig *cfg);
 
+/* Without a runAsUser, runAsNonRoot is checked against the image's user
+ * (upstream getImageUser + verifyRunAsNonRoot): whether this container
+ * needs it, and the check with the image's ImageStatus (NULL: not known,
+ * taken as root, as upstream). */
+bool kuberuntime_needs_image_user(const struct pod *pod, const struct container *c);
+int kuberuntime_verify_image_user(const struct pod *pod, const struct container *c,
+                                  const Runtime__V1__Image *image, ck_error_t *err);
+
 /* upstream's oom_score_adj policy (pkg/kubelet/qos/policy.go). */
 int64_t kuberuntime_oom_score_adj(const struct pod *pod, const struct container *c,
                                   int64_t node_memory_capacity);

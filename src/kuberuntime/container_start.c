@@ -165,6 +165,21 @@ static void use_image_ref(Runtime__V1__ContainerConfig *cfg, const struct contai
         }
 }
 
+/* runAsNonRoot without a runAsUser: the image's user, from ImageStatus of
+ * the spec's image (upstream generateContainerConfig's getImageUser). */
+static int verify_image_user(struct cri_client *cri, const struct pod *pod,
+                             const struct container *c, ck_error_t *err)
+{
+        if (!kuberuntime_needs_image_user(pod, c))
+                return 0;
+        Runtime__V1__ImageStatusResponse *st = NULL;
+        if (cri_image_status(cri, c->image ? c->image : "", &st, err) < 0)
+                return -1;
+        int r = kuberuntime_verify_image_user(pod, c, st->image, err);
+        runtime__v1__image_status_response__free_unpacked(st, NULL);
+        return r;
+}
+
 /* upstream startSpec.getTargetID and generateLinuxContainerConfig: an
  * ephemeral container with a target joins that container's process
  * namespace (when the pod does not share one already). */
@@ -257,7 +272,7 @@ int kuberuntime__start_container(struct kuberuntime *rt, struct cri_client *cri,
         if (kuberuntime_container_config_with_objects(&rt->opts, pod, c, restart_count, pod_ip,
                                                       ctx ? ctx->volume_paths : NULL,
                                                       ctx ? ctx->kube : NULL, &cfg, &err) < 0 ||
-            join_target(cfg, c, status, &err) < 0) {
+            verify_image_user(cri, pod, c, &err) < 0 || join_target(cfg, c, status, &err) < 0) {
                 LOG_ERROR("Failed to generate container config",
                           "pod=\"%s\" container=\"%s\" err=\"%s\"", who, c->name,
                           ck_error_msg(err));

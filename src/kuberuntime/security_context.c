@@ -17,8 +17,10 @@
 #include "kuberuntime/builders.h"
 #include "kuberuntime/builders_internal.h"
 
+#include "util/cleanup.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #define APPARMOR_ANNOTATION_PREFIX "container.apparmor.security.beta.kubernetes.io/"
@@ -213,28 +215,67 @@ int kuberuntime__container_security_context(const struct kuberuntime_options *op
         return 0;
 }
 
-int kuberuntime__verify_run_as_non_root(const struct pod *pod, const struct container *c,
-                                        ck_error_t *err)
+/* The effective runAsNonRoot and whether a runAsUser is set. */
+static bool run_as_non_root(const struct pod *pod, const struct container *c, bool *has_user)
 {
         const struct security_context *csc = c->security_context;
         const struct pod_security_context *psc = &pod->security_context;
-        bool non_root = csc != NULL && csc->has_run_as_non_root
-                            ? csc->run_as_non_root
-                            : psc->has_run_as_non_root && psc->run_as_non_root;
-        if (!non_root)
+        *has_user = (csc != NULL && csc->has_run_as_user) || psc->has_run_as_user;
+        return csc != NULL && csc->has_run_as_non_root
+                   ? csc->run_as_non_root
+                   : psc->has_run_as_non_root && psc->run_as_non_root;
+}
+
+int kuberuntime__verify_run_as_non_root(const struct pod *pod, const struct container *c,
+                                        ck_error_t *err)
+{
+        bool has_user = false;
+        if (!run_as_non_root(pod, c, &has_user) || !has_user)
+                return 0; /* without a runAsUser: kuberuntime_verify_image_user */
+        const struct security_context *csc = c->security_context;
+        int64_t user = csc != NULL && csc->has_run_as_user ? csc->run_as_user
+                                                           : pod->security_context.run_as_user;
+        if (user != 0)
                 return 0;
-        bool has_user = (csc != NULL && csc->has_run_as_user) || psc->has_run_as_user;
-        int64_t user = csc != NULL && csc->has_run_as_user ? csc->run_as_user : psc->run_as_user;
-        if (has_user && user == 0) {
-                char *p = kuberuntime__format_pod(pod);
-                ck_error_make(err, 0,
-                              "container's runAsUser breaks non-root policy (pod: \"%s\", "
-                              "container: %s)",
-                              p, c->name);
-                free(p);
-                return -1;
-        }
-        /* without a runAsUser upstream checks the image's user: the caller's
-         * part, it knows the image */
+        cleanup_free char *p = kuberuntime__format_pod(pod);
+        return ck_error_make(err, 0,
+                             "container's runAsUser breaks non-root policy (pod: \"%s\", "
+                             "container: %s)",
+                             p, c->name);
+}
+
+bool kuberuntime_needs_image_user(const struct pod *pod, const struct container *c)
+{
+        bool has_user = false;
+        return run_as_non_root(pod, c, &has_user) && !has_user;
+}
+
+int kuberuntime_verify_image_user(const struct pod *pod, const struct container *c,
+                                  const Runtime__V1__Image *image, ck_error_t *err)
+{
+        if (!kuberuntime_needs_image_user(pod, c))
+                return 0;
+        /* upstream getImageUser: the uid, else the user name, else root */
+        bool has_uid = image == NULL || image->uid != NULL || image->username == NULL ||
+                       image->username[0] == '\0';
+        int64_t uid = image != NULL && image->uid != NULL ? image->uid->value : 0;
+        cleanup_free char *p = kuberuntime__format_pod(pod);
+        if (!has_uid)
+                return ck_error_make(err, 0,
+                                     "container has runAsNonRoot and image has non-numeric user "
+                                     "(%s), cannot verify user is non-root (pod: \"%s\", "
+                                     "container: %s)",
+                                     image->username, p, c->name);
+        if (uid == 0)
+                return ck_error_make(err, 0,
+                                     "container has runAsNonRoot and image will run as root (pod: "
+                                     "\"%s\", container: %s)",
+                                     p, c->name);
+        if (uid < 0 || uid > INT32_MAX)
+                return ck_error_make(err, 0,
+                                     "container has runAsNonRoot and image has an invalid user id "
+                                     "(%" PRId64 "). (Must be 1-(%d)): must be between 0 and %d, "
+                                     "inclusive (pod: \"%s\", container: %s)",
+                                     uid, INT32_MAX, INT32_MAX, p, c->name);
         return 0;
 }

@@ -1060,6 +1060,63 @@ static void test_run_as_non_root_with_root_user_is_refused(void **state)
         pod_unref(p);
 }
 
+/* runAsNonRoot without a runAsUser: the image's user decides (upstream
+ * getImageUser + verifyRunAsNonRoot). */
+static void test_run_as_non_root_and_the_image_user(void **state)
+{
+        (void)state;
+        struct pod *p = simple_pod(NULL, "  securityContext: {runAsNonRoot: true}\n");
+        const struct container *c = &p->containers[0];
+        assert_true(kuberuntime_needs_image_user(p, c));
+        ck_error_t err = NULL;
+        Runtime__V1__Image image = RUNTIME__V1__IMAGE__INIT;
+        Runtime__V1__Int64Value uid = RUNTIME__V1__INT64_VALUE__INIT;
+
+        /* no user in the image, or no image status: root */
+        assert_int_equal(kuberuntime_verify_image_user(p, c, &image, &err), -1);
+        assert_string_equal(ck_error_msg(err), "container has runAsNonRoot and image will run as "
+                                               "root (pod: \"web_shop(0b0e7c52-uid)\", "
+                                               "container: app)");
+        ck_error_release(&err);
+        assert_int_equal(kuberuntime_verify_image_user(p, c, NULL, &err), -1);
+        ck_error_release(&err);
+        /* uid 0, explicitly */
+        image.uid = &uid;
+        assert_int_equal(kuberuntime_verify_image_user(p, c, &image, &err), -1);
+        ck_error_release(&err);
+        /* a non-root uid */
+        uid.value = 65534;
+        assert_int_equal(kuberuntime_verify_image_user(p, c, &image, &err), 0);
+        /* out of range */
+        uid.value = 1LL << 32;
+        assert_int_equal(kuberuntime_verify_image_user(p, c, &image, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "image has an invalid user id (4294967296). "
+                                                  "(Must be 1-(2147483647))"));
+        ck_error_release(&err);
+        /* a user name: cannot be verified */
+        image.uid = NULL;
+        image.username = "nobody";
+        assert_int_equal(kuberuntime_verify_image_user(p, c, &image, &err), -1);
+        assert_string_equal(ck_error_msg(err),
+                            "container has runAsNonRoot and image has non-numeric user (nobody), "
+                            "cannot verify user is non-root (pod: \"web_shop(0b0e7c52-uid)\", "
+                            "container: app)");
+        ck_error_release(&err);
+        pod_unref(p);
+
+        /* a runAsUser (of the container or the pod): the image is not asked */
+        p = simple_pod("    securityContext: {runAsUser: 1000}\n",
+                       "  securityContext: {runAsNonRoot: true}\n");
+        assert_false(kuberuntime_needs_image_user(p, &p->containers[0]));
+        assert_int_equal(kuberuntime_verify_image_user(p, &p->containers[0], NULL, &err), 0);
+        pod_unref(p);
+        /* no runAsNonRoot, or false on the container over the pod's true */
+        p = simple_pod("    securityContext: {runAsNonRoot: false}\n",
+                       "  securityContext: {runAsNonRoot: true}\n");
+        assert_false(kuberuntime_needs_image_user(p, &p->containers[0]));
+        pod_unref(p);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st;
@@ -1113,6 +1170,7 @@ int main(void)
             cmocka_unit_test(test_container_security_context),
             cmocka_unit_test(test_apparmor_profiles),
             cmocka_unit_test(test_run_as_non_root_with_root_user_is_refused),
+            cmocka_unit_test(test_run_as_non_root_and_the_image_user),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
