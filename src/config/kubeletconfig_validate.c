@@ -398,6 +398,12 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
                          "invalid configuration: kubeAPIQPS (--kube-api-qps) %d must not be a "
                          "negative number",
                          cfg->kube_api_qps);
+        /* upstream's order: kubeAPIQPS, nodeStatusMaxImages, maxPods */
+        if (cfg->node_status_max_images < -1)
+                msgs_add(&m,
+                         "invalid configuration: nodeStatusMaxImages (--node-status-max-images) "
+                         "%d must be -1 or greater",
+                         cfg->node_status_max_images);
         if (cfg->max_pods < 0)
                 msgs_add(&m,
                          "invalid configuration: maxPods (--max-pods) %d must not be a negative "
@@ -427,11 +433,6 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
         if (cfg->container_log_monitor_interval_ms < 3000)
                 msgs_add(&m, "invalid configuration: containerLogMonitorInterval must be a "
                              "positive time duration greater than or equal to 3s");
-        if (cfg->node_status_max_images < -1)
-                msgs_add(&m,
-                         "invalid configuration: nodeStatusMaxImages (--node-status-max-images) "
-                         "%d must be -1 or greater",
-                         cfg->node_status_max_images);
         if (cfg->container_log_max_files <= 1)
                 msgs_add(&m, "invalid configuration: containerLogMaxFiles must be greater than 1");
         check_pod_logs_dir(&m, cfg->pod_logs_dir);

@@ -1060,21 +1060,16 @@ static char *aggregate_errors(char **msgs, size_t n)
         return out;
 }
 
-/* Upstream runtimeState: the runtime's errors (its status, the PLEG's
- * health) and the network's, aggregated. */
+/* Upstream setNodeReadyCondition: runtimeErrors (the last ready sync, the
+ * PLEG's health, the runtime's condition) and networkErrors, aggregated. */
 static bool node_runtime_ready(void *opaque, char **message)
 {
         struct kl_node_deps *nd = opaque;
         runtime_state_refresh(nd->runtime_state, node_cri(nd));
-        bool down = false;
-        char *rt = runtime_state_runtime_error(nd->runtime_state, &down);
-        if (down) {
-                char *msgs[] = {rt, pleg_health_error(nd)};
-                *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
-                return false;
-        }
-        /* upstream's order: health checks, the runtime's error, the network's */
-        char *msgs[] = {pleg_health_error(nd), rt, runtime_state_network_error(nd->runtime_state)};
+        char *sync = NULL;
+        char *rt = runtime_state_runtime_error(nd->runtime_state, fs_now_mono_ms(), &sync);
+        char *msgs[] = {sync, pleg_health_error(nd), rt,
+                        runtime_state_network_error(nd->runtime_state)};
         *message = aggregate_errors(msgs, ARRAY_SIZE(msgs));
         return *message == NULL;
 }
@@ -1111,32 +1106,47 @@ static void node_device_resources(void *opaque, struct node_device_resource **re
         devicemanager_capacity_free(dr, nd, NULL, 0);
 }
 
-/* The runtime's images for status.images (upstream's image manager lists
- * them every 30 s; here at each status check). */
+/* upstream's image manager refreshes its image list this often */
+#define NODE_IMAGES_REFRESH_MS 30000
+
+/* The runtime's images for status.images: a copy of the list kept in nd,
+ * listed again when 30 s old (upstream GetImageList returns its cache, which
+ * keeps the last good list when a listing fails).  < 0: never listed. */
 static int node_images(void *opaque, struct node_image **out, size_t *n)
 {
         struct kl_node_deps *nd = opaque;
-        Runtime__V1__ListImagesResponse *r = NULL;
-        cleanup_error ck_error_t err = NULL;
-        if (cri_list_images(node_cri(nd), &r, &err) < 0) {
-                LOG_ERROR("Failed to list images for the node status", "err=\"%s\"",
-                          ck_error_msg(err));
+        int64_t now = fs_now_mono_ms();
+        if (!nd->images_listed || now - nd->images_at_ms >= NODE_IMAGES_REFRESH_MS) {
+                Runtime__V1__ListImagesResponse *r = NULL;
+                cleanup_error ck_error_t err = NULL;
+                if (cri_list_images(node_cri(nd), &r, &err) < 0) {
+                        LOG_INFO(2, "Failed to list images for the node status", "err=\"%s\"",
+                                 ck_error_msg(err));
+                } else {
+                        node_images_free(nd->images, nd->n_images);
+                        nd->images = xcalloc(r->n_images + 1, sizeof(*nd->images));
+                        for (size_t i = 0; i < r->n_images; i++) {
+                                const Runtime__V1__Image *ci = r->images[i];
+                                struct node_image *im = &nd->images[i];
+                                im->id = xstrdup(ci->id);
+                                im->size = (int64_t)ci->size;
+                                im->names = xcalloc(ci->n_repo_digests + ci->n_repo_tags + 1,
+                                                    sizeof(char *));
+                                for (size_t j = 0; j < ci->n_repo_digests; j++)
+                                        im->names[im->n_names++] = xstrdup(ci->repo_digests[j]);
+                                for (size_t j = 0; j < ci->n_repo_tags; j++)
+                                        im->names[im->n_names++] = xstrdup(ci->repo_tags[j]);
+                        }
+                        nd->n_images = r->n_images;
+                        nd->images_listed = true;
+                        runtime__v1__list_images_response__free_unpacked(r, NULL);
+                }
+                nd->images_at_ms = now;
+        }
+        if (!nd->images_listed)
                 return -1;
-        }
-        struct node_image *im = xcalloc(r->n_images + 1, sizeof(*im));
-        for (size_t i = 0; i < r->n_images; i++) {
-                const Runtime__V1__Image *ci = r->images[i];
-                im[i].id = xstrdup(ci->id);
-                im[i].size = (int64_t)ci->size;
-                im[i].names = xcalloc(ci->n_repo_digests + ci->n_repo_tags + 1, sizeof(char *));
-                for (size_t j = 0; j < ci->n_repo_digests; j++)
-                        im[i].names[im[i].n_names++] = xstrdup(ci->repo_digests[j]);
-                for (size_t j = 0; j < ci->n_repo_tags; j++)
-                        im[i].names[im[i].n_names++] = xstrdup(ci->repo_tags[j]);
-        }
-        *out = im;
-        *n = r->n_images;
-        runtime__v1__list_images_response__free_unpacked(r, NULL);
+        *out = node_images_copy(nd->images, nd->n_images);
+        *n = nd->n_images;
         return 0;
 }
 
@@ -1316,14 +1326,17 @@ bool kubelet_free(struct kubelet *kl)
          * use after free when SIGTERM came during a kill). */
         if (!podworkers_free(kl->workers))
                 return false; /* busy workers still use the rest: the process is exiting */
+        /* the node status thread reads the PLEG's health: stopped first */
+        node_agent_stop(kl->node_agent);
+        kl->node_agent = NULL;
         pleg_stop(kl->node.pleg);
         prober_free(kl->prober);
         kubelet_server_stop(kl->server);
         kl->server = NULL;
         status_manager_stop(kl->sm);
-        node_agent_stop(kl->node_agent);
         devicemanager_stop(kl->devices); /* after its users: workers, node status */
         cri_client_free(kl->node.cri);
+        node_images_free(kl->node.images, kl->node.n_images);
         event_recorder_free(kl->recorder);
         kube_objects_rest_free(kl->kube);
         informer_free(kl->services);

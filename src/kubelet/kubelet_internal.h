@@ -135,6 +135,12 @@ struct kl_node_deps {
         struct devicemanager *devices;
         _Atomic(struct pleg *) pleg; /* set once the PLEG runs */
         struct cri_client *cri;      /* made on first use */
+        /* the runtime's images, listed every 30 s (upstream's image
+         * manager cache): the last good list stays when a listing fails */
+        struct node_image *images;
+        size_t n_images;
+        bool images_listed;
+        int64_t images_at_ms;
 };
 
 /* The sync loop's own state: only its thread touches it (kubelet.c,

@@ -6,6 +6,7 @@
 
 #include "util/cleanup.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -15,13 +16,13 @@
 struct runtime_state {
         pthread_mutex_t lock;
         int64_t refresh_ms;
-        int64_t checked_ms;  /* 0: never asked */
-        bool down;           /* the last Status call failed */
-        char *down_error;    /* its error */
+        int64_t asked_ms;    /* the last Status call (0: none) */
+        int64_t recorded_ms; /* when the answer recorded was asked */
+        int64_t ready_ms;    /* the last answer with RuntimeReady (0: none) */
         char *runtime_error; /* NULL: RuntimeReady */
         char *network_error; /* NULL: NetworkReady */
-        /* the runtime handlers it lists, and whether each supports user
-         * namespaces */
+        /* the runtime handlers a ready runtime listed last, and whether
+         * each supports user namespaces */
         char **handlers;
         bool *handler_userns;
         size_t n_handlers;
@@ -32,6 +33,7 @@ struct runtime_state *runtime_state_new(int64_t refresh_ms)
         struct runtime_state *s = xcalloc(1, sizeof(*s));
         pthread_mutex_init(&s->lock, NULL);
         s->refresh_ms = refresh_ms;
+        s->network_error = xstrdup("network state unknown"); /* upstream ErrNetworkUnknown */
         return s;
 }
 
@@ -48,7 +50,6 @@ void runtime_state_free(struct runtime_state *s)
         if (s == NULL)
                 return;
         free_handlers(s->handlers, s->handler_userns, s->n_handlers);
-        free(s->down_error);
         free(s->runtime_error);
         free(s->network_error);
         pthread_mutex_destroy(&s->lock);
@@ -56,7 +57,7 @@ void runtime_state_free(struct runtime_state *s)
 }
 
 /* upstream RuntimeCondition.String(), behind its error's words; "<nil>"
- * when the runtime reports no such condition. */
+ * when the runtime reports no such condition.  NULL: the condition holds. */
 static char *condition_error(const Runtime__V1__StatusResponse *st, const char *type,
                              const char *words)
 {
@@ -73,17 +74,14 @@ static char *condition_error(const Runtime__V1__StatusResponse *st, const char *
 }
 
 void runtime_state__record(struct runtime_state *s, const Runtime__V1__StatusResponse *st,
-                           const char *error, int64_t now_ms)
+                           int64_t asked_ms)
 {
-        char *down_error = NULL, *rt = NULL, *net = NULL;
+        char *rt = condition_error(st, "RuntimeReady", "container runtime not ready");
+        char *net = condition_error(st, "NetworkReady", "container runtime network not ready");
         char **handlers = NULL;
         bool *userns = NULL;
         size_t n = 0;
-        if (st == NULL) {
-                down_error = xstrdup(error ? error : "");
-        } else {
-                rt = condition_error(st, "RuntimeReady", "container runtime not ready");
-                net = condition_error(st, "NetworkReady", "container runtime network not ready");
+        if (rt == NULL) {
                 n = st->n_runtime_handlers;
                 handlers = xcalloc(n + 1, sizeof(*handlers));
                 userns = xcalloc(n + 1, sizeof(*userns));
@@ -94,21 +92,27 @@ void runtime_state__record(struct runtime_state *s, const Runtime__V1__StatusRes
                 }
         }
         pthread_mutex_lock(&s->lock);
-        if (st != NULL) {
-                /* a failed call keeps the handlers last listed */
+        if (asked_ms < s->recorded_ms) {
+                /* a slower, older call answered after a newer one */
+                pthread_mutex_unlock(&s->lock);
+                free(rt);
+                free(net);
+                free_handlers(handlers, userns, n);
+                return;
+        }
+        s->recorded_ms = asked_ms;
+        free(s->network_error);
+        s->network_error = net;
+        free(s->runtime_error);
+        s->runtime_error = rt;
+        if (rt == NULL) {
+                /* upstream: the handlers and the sync time of a ready runtime */
                 free_handlers(s->handlers, s->handler_userns, s->n_handlers);
                 s->handlers = handlers;
                 s->handler_userns = userns;
                 s->n_handlers = n;
+                s->ready_ms = asked_ms > 0 ? asked_ms : 1;
         }
-        s->checked_ms = now_ms;
-        s->down = st == NULL;
-        free(s->down_error);
-        free(s->runtime_error);
-        free(s->network_error);
-        s->down_error = down_error;
-        s->runtime_error = rt;
-        s->network_error = net;
         pthread_mutex_unlock(&s->lock);
 }
 
@@ -116,25 +120,32 @@ void runtime_state_refresh(struct runtime_state *s, struct cri_client *cri)
 {
         int64_t now = fs_now_mono_ms();
         pthread_mutex_lock(&s->lock);
-        bool fresh = s->checked_ms != 0 && now - s->checked_ms < s->refresh_ms;
+        bool fresh = s->asked_ms != 0 && now - s->asked_ms < s->refresh_ms;
+        if (!fresh)
+                s->asked_ms = now;
         pthread_mutex_unlock(&s->lock);
         if (fresh)
                 return;
         Runtime__V1__StatusResponse *st = NULL;
         cleanup_error ck_error_t err = NULL;
         if (cri_status(cri, &st, &err) < 0) {
-                runtime_state__record(s, NULL, ck_error_msg(err), now);
+                /* upstream updateRuntimeUp: logged, the state kept */
+                LOG_ERROR("Container runtime sanity check failed", "err=\"%s\"", ck_error_msg(err));
                 return;
         }
-        runtime_state__record(s, st, NULL, now);
+        runtime_state__record(s, st, now);
         runtime__v1__status_response__free_unpacked(st, NULL);
 }
 
-char *runtime_state_runtime_error(struct runtime_state *s, bool *down)
+char *runtime_state_runtime_error(struct runtime_state *s, int64_t now_ms, char **sync_error)
 {
         pthread_mutex_lock(&s->lock);
-        *down = s->down;
-        char *e = s->down ? xstrdup("container runtime is down") : xstrdup(s->runtime_error);
+        *sync_error = NULL;
+        if (s->ready_ms == 0)
+                *sync_error = xstrdup("container runtime status check may not have completed yet");
+        else if (now_ms - s->ready_ms >= RUNTIME_STATE_DOWN_AFTER_MS)
+                *sync_error = xstrdup("container runtime is down");
+        char *e = xstrdup(s->runtime_error);
         pthread_mutex_unlock(&s->lock);
         return e;
 }
@@ -158,7 +169,7 @@ bool runtime_state_handler_supports_userns(struct runtime_state *s, const char *
 char *runtime_state_network_error(struct runtime_state *s)
 {
         pthread_mutex_lock(&s->lock);
-        char *e = xstrdup(s->down ? s->down_error : s->network_error);
+        char *e = xstrdup(s->network_error);
         pthread_mutex_unlock(&s->lock);
         return e;
 }

@@ -62,6 +62,8 @@ struct node_image {
 };
 
 void node_images_free(struct node_image *images, size_t n);
+/* A deep copy of the n images (n may be 0: an empty array). */
+struct node_image *node_images_copy(const struct node_image *images, size_t n);
 
 struct node_agent_options {
         const struct rest_config *api;     /* copied */

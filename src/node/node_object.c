@@ -304,6 +304,20 @@ void node_images_free(struct node_image *images, size_t n)
         free(images);
 }
 
+struct node_image *node_images_copy(const struct node_image *images, size_t n)
+{
+        struct node_image *out = xcalloc(n + 1, sizeof(*out));
+        for (size_t i = 0; i < n; i++) {
+                out[i].id = xstrdup(images[i].id);
+                out[i].size = images[i].size;
+                out[i].n_names = images[i].n_names;
+                out[i].names = xcalloc(images[i].n_names + 1, sizeof(char *));
+                for (size_t j = 0; j < images[i].n_names; j++)
+                        out[i].names[j] = xstrdup(images[i].names[j]);
+        }
+        return out;
+}
+
 /* upstream sliceutils.ByImageSize */
 static int by_image_size(const void *pa, const void *pb)
 {
@@ -327,13 +341,11 @@ json_t *node_images_json(const struct node_status_inputs *in)
                 json_t *names = json_array();
                 for (size_t j = 0; j < im->n_names && j < NODE_MAX_NAMES_PER_IMAGE; j++)
                         json_array_append_new(names, json_string(im->names[j]));
+                /* v1.ContainerImage: names always, sizeBytes omitempty */
                 json_t *ci = json_object();
-                /* names is omitempty upstream */
-                if (json_array_size(names) > 0)
-                        json_object_set_new(ci, "names", names);
-                else
-                        json_decref(names);
-                json_object_set_new(ci, "sizeBytes", json_integer(im->size));
+                json_object_set_new(ci, "names", names);
+                if (im->size != 0)
+                        json_object_set_new(ci, "sizeBytes", json_integer(im->size));
                 json_array_append_new(list, ci);
         }
         return list;

@@ -324,3 +324,33 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[ "$(waiting_reason userns main)" = ContainerCreating ]
 	runtime_has_nothing_of userns
 }
+
+@test "runAsNonRoot: a root image without runAsUser is CreateContainerConfigError; with runAsUser 1000 it runs as 1000" {
+	cat >"$MANIFESTS/nonroot.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: nonroot}
+	spec:
+	  securityContext: {runAsNonRoot: true}
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	cat >"$MANIFESTS/nonroot-uid.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: nonroot-uid}
+	spec:
+	  securityContext: {runAsNonRoot: true, runAsUser: 1000}
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 running_is nonroot-uid main
+	ctr=$(running_containers_of nonroot-uid main)
+	[ "$(crictl exec "$ctr" id -u)" = 1000 ]
+	wait_for -t 60 waiting_reason_is nonroot main CreateContainerConfigError
+	msg=$(waiting_message nonroot main)
+	echo "$msg"
+	[[ $msg == 'container has runAsNonRoot and image will run as root (pod: "nonroot-e2e-node_default('*')", container: main)' ]]
+	query_empty running_containers_of nonroot main
+}

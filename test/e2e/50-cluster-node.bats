@@ -72,7 +72,7 @@ restart_node() {
 node_images_are() {
 	local got
 	got=$(kubectl get node "$CLUSTER_NODE_NAME" -o json |
-		jq -cS '[.status.images // [] | .[] | {names: (.names // []), sizeBytes}] | sort_by(.names)')
+		jq -cS '[.status.images // [] | .[] | {names: (.names // []), sizeBytes: (.sizeBytes // 0)}] | sort_by(.names)')
 	[ "$got" = "$1" ] || {
 		echo "status.images: $got"
 		return 1
@@ -86,8 +86,8 @@ node_images_are() {
 		jq -cS '[.images[] | {names: (((.repoDigests // []) + (.repoTags // []))[:5]), sizeBytes: (.size | tonumber)}] | sort_by(.names)')
 	echo "crictl images: $want"
 	[ "$(jq length <<<"$want")" -gt 0 ]
-	# the status is patched at its next check (10 s)
-	wait_for -t 30 -i 1 node_images_are "$want"
+	# listed every 30 s (upstream's image cache), patched at the next check (10 s)
+	wait_for -t 60 -i 1 node_images_are "$want"
 }
 
 # lease_renewed_since TIME: the node's Lease has a renewTime other than TIME.

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The runtime's readiness as CRI Status reports it (kubelet/runtime_state.c):
- * upstream's words for each condition, a runtime that does not answer, and
- * one Status call per refresh period whoever asks, against a fake CRI. */
+/* The runtime's readiness as CRI Status reports it (kubelet/runtime_state.c),
+ * as upstream's runtimeState: its words for each condition, the runtime
+ * "down" only after 30 s without a ready answer, a failed call changing
+ * nothing, an older answer never over a newer one, the handlers of a ready
+ * runtime, one Status call per refresh period whoever asks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -25,8 +27,10 @@ static Runtime__V1__RuntimeCondition cond(const char *type, bool status, const c
         return c;
 }
 
-/* Records a Status answer with the n conditions. */
-static void record(struct runtime_state *s, Runtime__V1__RuntimeCondition *conds, size_t n)
+/* Records, as asked at `at`, a Status answer with the n conditions and the
+ * handlers (NULL-terminated, may be NULL). */
+static void record(struct runtime_state *s, int64_t at, Runtime__V1__RuntimeCondition *conds,
+                   size_t n, Runtime__V1__RuntimeHandler **handlers)
 {
         Runtime__V1__RuntimeCondition *list[4];
         for (size_t i = 0; i < n; i++)
@@ -36,103 +40,115 @@ static void record(struct runtime_state *s, Runtime__V1__RuntimeCondition *conds
         rs.n_conditions = n;
         Runtime__V1__StatusResponse st = RUNTIME__V1__STATUS_RESPONSE__INIT;
         st.status = &rs;
-        runtime_state__record(s, &st, NULL, 1000);
+        while (handlers != NULL && handlers[st.n_runtime_handlers] != NULL)
+                st.n_runtime_handlers++;
+        st.runtime_handlers = handlers;
+        runtime_state__record(s, &st, at);
 }
 
-static void test_ready_and_not_ready(void **state)
+/* The runtime's errors at `now`: "<sync>|<runtime>" ("-" for none). */
+static char *errors_at(struct runtime_state *s, int64_t now)
+{
+        char *sync = NULL;
+        char *rt = runtime_state_runtime_error(s, now, &sync);
+        char *out = NULL;
+        if (asprintf(&out, "%s|%s", sync ? sync : "-", rt ? rt : "-") < 0)
+                abort();
+        free(sync);
+        free(rt);
+        return out;
+}
+
+static void test_conditions_in_upstream_words(void **state)
 {
         (void)state;
         struct runtime_state *s = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
-        bool down = true;
+        /* before any answer */
+        cleanup_free char *e0 = errors_at(s, 1000);
+        cleanup_free char *n0 = runtime_state_network_error(s);
+        assert_string_equal(e0, "container runtime status check may not have completed yet|-");
+        assert_string_equal(n0, "network state unknown");
 
         Runtime__V1__RuntimeCondition ready[] = {cond("RuntimeReady", true, "", ""),
                                                  cond("NetworkReady", true, "", "")};
-        record(s, ready, 2);
-        cleanup_free char *rt = runtime_state_runtime_error(s, &down);
-        cleanup_free char *net = runtime_state_network_error(s);
-        assert_null(rt);
-        assert_null(net);
-        assert_false(down);
+        record(s, 1000, ready, 2, NULL);
+        cleanup_free char *e1 = errors_at(s, 1000);
+        cleanup_free char *n1 = runtime_state_network_error(s);
+        assert_string_equal(e1, "-|-");
+        assert_null(n1);
 
         Runtime__V1__RuntimeCondition no_cni[] = {
             cond("RuntimeReady", true, "", ""),
             cond("NetworkReady", false, "NetworkPluginNotReady",
                  "Network plugin returns error: cni plugin not initialized")};
-        record(s, no_cni, 2);
-        cleanup_free char *rt2 = runtime_state_runtime_error(s, &down);
-        cleanup_free char *net2 = runtime_state_network_error(s);
-        assert_null(rt2);
-        assert_string_equal(net2, "container runtime network not ready: NetworkReady=false "
-                                  "reason:NetworkPluginNotReady message:Network plugin returns "
-                                  "error: cni plugin not initialized");
+        record(s, 2000, no_cni, 2, NULL);
+        cleanup_free char *n2 = runtime_state_network_error(s);
+        assert_string_equal(n2, "container runtime network not ready: NetworkReady=false "
+                                "reason:NetworkPluginNotReady message:Network plugin returns "
+                                "error: cni plugin not initialized");
 
         /* conditions the runtime does not report: upstream prints a nil one */
-        Runtime__V1__RuntimeCondition rt_down[] = {cond("RuntimeReady", false, "Why", "broken")};
-        record(s, rt_down, 1);
-        cleanup_free char *rt3 = runtime_state_runtime_error(s, &down);
-        cleanup_free char *net3 = runtime_state_network_error(s);
+        Runtime__V1__RuntimeCondition rt_bad[] = {cond("RuntimeReady", false, "Why", "broken")};
+        record(s, 3000, rt_bad, 1, NULL);
+        cleanup_free char *e3 = errors_at(s, 3000);
+        cleanup_free char *n3 = runtime_state_network_error(s);
         assert_string_equal(
-            rt3, "container runtime not ready: RuntimeReady=false reason:Why message:broken");
-        assert_string_equal(net3, "container runtime network not ready: <nil>");
-        record(s, NULL, 0);
-        cleanup_free char *rt4 = runtime_state_runtime_error(s, &down);
-        assert_string_equal(rt4, "container runtime not ready: <nil>");
-        assert_false(down);
+            e3, "-|container runtime not ready: RuntimeReady=false reason:Why message:broken");
+        assert_string_equal(n3, "container runtime network not ready: <nil>");
+        record(s, 4000, NULL, 0, NULL);
+        cleanup_free char *e4 = errors_at(s, 4000);
+        assert_string_equal(e4, "-|container runtime not ready: <nil>");
+        /* 30 s after the last ready answer (at 2000): down */
+        cleanup_free char *e5 = errors_at(s, 2000 + RUNTIME_STATE_DOWN_AFTER_MS);
+        assert_string_equal(e5, "container runtime is down|container runtime not ready: <nil>");
 
-        /* no answer: the runtime is down, the network's error is the call's */
-        runtime_state__record(s, NULL, "rpc error: code = Unavailable desc = connection refused",
-                              2000);
-        cleanup_free char *rt5 = runtime_state_runtime_error(s, &down);
-        cleanup_free char *net5 = runtime_state_network_error(s);
-        assert_true(down);
-        assert_string_equal(rt5, "container runtime is down");
-        assert_string_equal(net5, "rpc error: code = Unavailable desc = connection refused");
+        /* an answer to an older call does not replace a newer one */
+        record(s, 3500, ready, 2, NULL);
+        cleanup_free char *e6 = errors_at(s, 4000);
+        assert_string_equal(e6, "-|container runtime not ready: <nil>");
         runtime_state_free(s);
 }
 
-/* A refresh asks the runtime: with nothing listening, it is down; a second
- * refresh within the period asks nothing (the answer recorded by hand
- * stays). */
-static void test_refresh_period(void **state)
+/* A refresh asks the runtime once per period; a call that fails (nothing
+ * listens) changes nothing. */
+static void test_refresh(void **state)
 {
         (void)state;
         struct runtime_state *s = runtime_state_new(60000);
         struct cri_client *cri = cri_client_new("unix:///nonexistent/ck-runtime-state.sock", 2000);
-        bool down = false;
         runtime_state_refresh(s, cri);
-        cleanup_free char *rt = runtime_state_runtime_error(s, &down);
-        cleanup_free char *net = runtime_state_network_error(s);
-        assert_true(down);
-        assert_string_equal(rt, "container runtime is down");
-        assert_non_null(net);
-        assert_non_null(strstr(net, "ck-runtime-state.sock"));
+        cleanup_free char *e1 = errors_at(s, fs_now_mono_ms());
+        cleanup_free char *n1 = runtime_state_network_error(s);
+        assert_string_equal(e1, "container runtime status check may not have completed yet|-");
+        assert_string_equal(n1, "network state unknown");
 
+        runtime_state_free(s);
+        s = runtime_state_new(60000);
         Runtime__V1__RuntimeCondition ready[] = {cond("RuntimeReady", true, "", ""),
                                                  cond("NetworkReady", true, "", "")};
-        Runtime__V1__RuntimeCondition *list[] = {&ready[0], &ready[1]};
-        Runtime__V1__RuntimeStatus rs = RUNTIME__V1__RUNTIME_STATUS__INIT;
-        rs.conditions = list;
-        rs.n_conditions = 2;
-        Runtime__V1__StatusResponse st = RUNTIME__V1__STATUS_RESPONSE__INIT;
-        st.status = &rs;
-        runtime_state__record(s, &st, NULL, fs_now_mono_ms());
-        runtime_state_refresh(s, cri); /* fresh: not asked */
-        cleanup_free char *rt2 = runtime_state_runtime_error(s, &down);
-        assert_false(down);
-        assert_null(rt2);
+        int64_t now = fs_now_mono_ms();
+        record(s, now, ready, 2, NULL);
+        runtime_state_refresh(s, cri); /* asks (none asked yet), fails: the state stays */
+        runtime_state_refresh(s, cri); /* within the period: not asked */
+        cleanup_free char *e2 = errors_at(s, now);
+        cleanup_free char *n2 = runtime_state_network_error(s);
+        assert_string_equal(e2, "-|-");
+        assert_null(n2);
         cri_client_free(cri);
         runtime_state_free(s);
 }
 
-/* The runtime handlers Status lists, and their user namespaces (upstream
+/* The handlers a ready runtime lists, and their user namespaces (upstream
  * HandlerSupportsUserNamespaces). */
 static void test_handlers_user_namespaces(void **state)
 {
         (void)state;
         struct runtime_state *s = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
         char *why = NULL;
+        Runtime__V1__RuntimeCondition ready[] = {cond("RuntimeReady", true, "", ""),
+                                                 cond("NetworkReady", true, "", "")};
         /* an older runtime lists none: not supported, no error */
-        record(s, NULL, 0);
+        record(s, 1000, ready, 2, NULL);
         assert_false(runtime_state_handler_supports_userns(s, "", &why));
         assert_null(why);
 
@@ -145,11 +161,8 @@ static void test_handlers_user_namespaces(void **state)
         Runtime__V1__RuntimeHandler kata = RUNTIME__V1__RUNTIME_HANDLER__INIT;
         kata.name = "kata";
         kata.features = &without;
-        Runtime__V1__RuntimeHandler *handlers[] = {&def, &kata};
-        Runtime__V1__StatusResponse st = RUNTIME__V1__STATUS_RESPONSE__INIT;
-        st.runtime_handlers = handlers;
-        st.n_runtime_handlers = 2;
-        runtime_state__record(s, &st, NULL, 1000);
+        Runtime__V1__RuntimeHandler *handlers[] = {&def, &kata, NULL};
+        record(s, 2000, ready, 2, handlers);
         assert_true(runtime_state_handler_supports_userns(s, "", &why));
         assert_false(runtime_state_handler_supports_userns(s, "kata", &why));
         assert_null(why);
@@ -157,8 +170,10 @@ static void test_handlers_user_namespaces(void **state)
         assert_string_equal(why, "the handler \"gvisor\" is not known");
         free(why);
         why = NULL;
-        /* a failed Status keeps what was listed */
-        runtime_state__record(s, NULL, "connection refused", 2000);
+        /* a runtime not ready: its handlers are not taken (upstream) */
+        Runtime__V1__RuntimeCondition not_ready[] = {cond("RuntimeReady", false, "R", "M")};
+        Runtime__V1__RuntimeHandler *none[] = {&kata, NULL};
+        record(s, 3000, not_ready, 1, none);
         assert_true(runtime_state_handler_supports_userns(s, "", &why));
         runtime_state_free(s);
 }
@@ -166,8 +181,8 @@ static void test_handlers_user_namespaces(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_ready_and_not_ready),
-            cmocka_unit_test(test_refresh_period),
+            cmocka_unit_test(test_conditions_in_upstream_words),
+            cmocka_unit_test(test_refresh),
             cmocka_unit_test(test_handlers_user_namespaces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
