@@ -367,6 +367,9 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
         }
         /* d: the network must be ready, unless the pod uses the host's. */
         if (!net_ready && !pod->host_network) {
+                /* upstream syncPod's NetworkNotReady event */
+                event_emit_pod(d->recorder, pod, NULL, EVENT_WARNING, "NetworkNotReady",
+                               "network is not ready: %s", net_msg);
                 ck_error_make(err, 0, "network is not ready: %s", net_msg);
                 goto out;
         }
