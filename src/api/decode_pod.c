@@ -511,6 +511,21 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         get_string(d, spec, p, "restartPolicy", &restart);
         get_string(d, spec, p, "dnsPolicy", &dns);
         get_string(d, spec, p, "hostname", &pod->hostname);
+        get_string(d, spec, p, "hostnameOverride", &pod->hostname_override);
+        if (pod->hostname_override != NULL) {
+                /* upstream validateHostnameOverride */
+                bool fqdn = false;
+                get_bool(d, spec, p, "setHostnameAsFQDN", &fqdn);
+                if (fqdn)
+                        ferr_forbidden(d, "spec.hostnameOverride",
+                                       "may not be specified when setHostnameAsFQDN is true");
+                if (pod->host_network)
+                        ferr_forbidden(d, "spec.hostnameOverride",
+                                       "may not be specified when hostNetwork is true");
+                if (strlen(pod->hostname_override) > 64)
+                        ferr(d, "spec.hostnameOverride", "Too long: may not be more than 64 bytes");
+                validate_dns1123_subdomain(d, "spec.hostnameOverride", pod->hostname_override);
+        }
         get_string(d, spec, p, "subdomain", &pod->subdomain);
         get_string(d, spec, p, "nodeName", &pod->node_name);
         get_string(d, spec, p, "serviceAccountName", &pod->service_account_name);

@@ -211,6 +211,7 @@ static void pod_free(struct pod *pod)
                 free(pod->dns_config);
         }
         free(pod->hostname);
+        free(pod->hostname_override);
         free(pod->subdomain);
         free(pod->node_name);
         free(pod->service_account_name);

@@ -322,6 +322,7 @@ struct pod {
         bool has_host_users, host_users;
         bool enable_service_links; /* default true */
         char *hostname;
+        char *hostname_override; /* spec.hostnameOverride (HostnameOverride, on in 1.35) */
         char *subdomain;
         char *node_name;
         char *service_account_name;

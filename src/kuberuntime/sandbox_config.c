@@ -67,6 +67,10 @@ static int truncate_hostname(const struct pod *pod, const char *hostname, char *
 static int pod_hostname(const struct kuberuntime_options *opts, const struct pod *pod, char **out,
                         ck_error_t *err)
 {
+        /* upstream: the override (a valid DNS subdomain, checked at
+         * decoding) is the hostname, with no domain */
+        if (pod->hostname_override != NULL)
+                return truncate_hostname(pod, pod->hostname_override, out, err);
         const char *hostname = pod->name;
         if (pod->hostname != NULL && *pod->hostname != '\0') {
                 if (!is_dns1123_label(pod->hostname))

@@ -63,11 +63,13 @@ static int append_host_aliases(const struct pod *pod, char **buf, size_t *len, s
         return 0;
 }
 
-/* The pod's hostname: spec.hostname or its name, cut to 63 characters
- * without a trailing '-' or '.'. */
+/* The pod's hostname: spec.hostnameOverride, spec.hostname or its name,
+ * cut to 63 characters without a trailing '-' or '.'. */
 static char *pod_hostname(const struct pod *pod)
 {
-        const char *h = pod->hostname && *pod->hostname ? pod->hostname : pod->name;
+        const char *h = pod->hostname_override            ? pod->hostname_override
+                        : pod->hostname && *pod->hostname ? pod->hostname
+                                                          : pod->name;
         char *s = xstrndup(h ? h : "", HOSTNAME_MAX);
         size_t n = strlen(s);
         if (strlen(h ? h : "") > HOSTNAME_MAX)
@@ -105,7 +107,10 @@ int volume_write_etc_hosts(const char *root_dir, const struct pod *pod, const ch
                             check_field("hostname", host, err) < 0)
                                 return ck_error_wrap(err, "write /etc/hosts");
                         cleanup_free char *line = NULL;
-                        if (pod->subdomain != NULL && *pod->subdomain != '\0') {
+                        /* an override has no domain (upstream
+                         * GeneratePodHostNameAndDomain) */
+                        if (pod->hostname_override == NULL && pod->subdomain != NULL &&
+                            *pod->subdomain != '\0') {
                                 if (check_field("subdomain", pod->subdomain, err) < 0)
                                         return ck_error_wrap(err, "write /etc/hosts");
                                 line = xasprintf("%s\t%s.%s.%s.svc.%s\t%s\n", pod_ip, host,

@@ -417,6 +417,16 @@ static void test_validation_errors(void **state)
             {META "spec: {containers: [{name: a, image: x, terminationMessagePolicy: Log}]}\n",
              "spec.containers[0].terminationMessagePolicy: Unsupported value: \"Log\": "
              "supported values: \"File\", \"FallbackToLogsOnError\""},
+            {META "spec: {hostnameOverride: Not_A.Name, containers: [{name: a, image: x}]}\n",
+             "spec.hostnameOverride: Invalid value: \"Not_A.Name\": a lowercase RFC 1123 "
+             "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+             "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+            {META "spec: {hostnameOverride: db, setHostnameAsFQDN: true, hostNetwork: true, "
+                  "containers: [{name: a, image: x}]}\n",
+             "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is "
+             "true; spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is "
+             "true"},
             {META "spec: {containers: [{name: a, image: x, restartPolicy: Always}]}\n",
              "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init "
              "containers"},

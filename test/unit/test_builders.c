@@ -229,6 +229,13 @@ static void test_sandbox_hostname(void **state)
         kuberuntime_sandbox_config_free(cfg);
         pod_unref(p);
 
+        /* hostnameOverride: the name as given, no domain even with a subdomain */
+        p = simple_pod(NULL, "  hostnameOverride: db.internal\n  subdomain: db\n");
+        cfg = sandbox(p);
+        assert_string_equal(cfg->hostname, "db.internal");
+        kuberuntime_sandbox_config_free(cfg);
+        pod_unref(p);
+
         /* hostNetwork: no hostname in the config (the runtime keeps the node's) */
         p = simple_pod(NULL, "  hostNetwork: true\n");
         cfg = sandbox(p);

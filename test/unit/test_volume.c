@@ -435,6 +435,17 @@ static void test_etc_hosts(void **state)
                                              base);
         assert_string_equal(got2, want2);
 
+        /* hostnameOverride: the name, without a domain (upstream) */
+        pod.hostname_override = (char *)"db.internal";
+        pod.n_host_aliases = 0;
+        cleanup_free char *path_ov = NULL;
+        assert_int_equal(
+            volume_write_etc_hosts(f->root, &pod, "10.88.0.5", "cluster.local", &path_ov, &err), 0);
+        cleanup_free char *got_ov = read_all(path_ov);
+        cleanup_free char *want_ov = xasprintf("%s10.88.0.5\tdb.internal\n", base);
+        assert_string_equal(got_ov, want_ov);
+        pod.hostname_override = NULL;
+
         /* host network: the node's file under its own header */
         pod.host_network = true;
         pod.n_host_aliases = 0;
