@@ -252,6 +252,7 @@ static void decode_volume_mounts(struct dctx *d, json_t *c, const char *path,
                 get_string(d, mo, ip, "subPath", &m->sub_path);
                 get_bool(d, mo, ip, "readOnly", &m->read_only);
                 get_string(d, mo, ip, "mountPropagation", &m->mount_propagation);
+                get_string(d, mo, ip, "recursiveReadOnly", &m->recursive_read_only);
                 cleanup_free char *sub_path_expr = NULL;
                 get_string(d, mo, ip, "subPathExpr", &sub_path_expr);
                 if (m->name == NULL)
@@ -300,6 +301,27 @@ static void decode_volume_mounts(struct dctx *d, json_t *c, const char *path,
                                 ferr_forbidden(d, pp2,
                                                "Bidirectional mount propagation is available only "
                                                "to privileged containers");
+                }
+                /* upstream validateMountRecursiveReadOnly */
+                if (m->recursive_read_only && strcmp(m->recursive_read_only, "Disabled") != 0) {
+                        static const char *const rro[] = {"Disabled", "Enabled", "IfPossible",
+                                                          NULL};
+                        cleanup_free char *rp = path_child(ip, "recursiveReadOnly");
+                        if (strcmp(m->recursive_read_only, "Enabled") != 0 &&
+                            strcmp(m->recursive_read_only, "IfPossible") != 0) {
+                                ferr_not_supported(d, rp, m->recursive_read_only, rro);
+                        } else {
+                                if (!m->read_only)
+                                        ferr_forbidden(d, rp,
+                                                       "may only be specified when readOnly is "
+                                                       "true");
+                                if (m->mount_propagation &&
+                                    strcmp(m->mount_propagation, "None") != 0)
+                                        ferr_forbidden(d, rp,
+                                                       "may only be specified when "
+                                                       "mountPropagation is None or not "
+                                                       "specified");
+                        }
                 }
         }
         str_vec_release(&seen);

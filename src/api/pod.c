@@ -151,6 +151,7 @@ void container_release(struct container *c)
                 free(c->volume_mounts[i].mount_path);
                 free(c->volume_mounts[i].sub_path);
                 free(c->volume_mounts[i].mount_propagation);
+                free(c->volume_mounts[i].recursive_read_only);
         }
         free(c->volume_mounts);
         probe_free(c->liveness_probe);

@@ -115,6 +115,8 @@ struct volume_mount {
         char *sub_path;
         bool read_only;
         char *mount_propagation; /* None (default), HostToContainer, Bidirectional */
+        /* recursiveReadOnly: Disabled (default), IfPossible, Enabled */
+        char *recursive_read_only;
 };
 
 struct http_header {

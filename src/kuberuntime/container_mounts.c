@@ -335,6 +335,15 @@ int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const 
                         host_path = xstrdup(vol_path);
                 }
 
+                /* upstream resolveRecursiveReadOnly, with a runtime that
+                 * makes no recursive read-only mounts: ckubelet asks for none
+                 * (IfPossible is Disabled, as the status says) */
+                if (vm->recursive_read_only && strcmp(vm->recursive_read_only, "Enabled") == 0)
+                        return ck_error_make(err, 0,
+                                             "failed to resolve recursive read-only mode: volume "
+                                             "\"%s\" requested recursive read-only mode, but it "
+                                             "is not supported by the runtime",
+                                             vm->name);
                 Runtime__V1__MountPropagation prop =
                     RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE;
                 if (translate_propagation(vm->mount_propagation, &prop, err) < 0)

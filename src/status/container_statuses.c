@@ -55,8 +55,9 @@ static json_t *raw_container(const struct pod *pod, const char *name, enum statu
 }
 
 /* v1.VolumeMountStatus list (RecursiveReadOnlyMounts is GA): readOnly
- * mounts report recursiveReadOnly "Disabled" (ckubelet never asks the
- * runtime for recursive read-only mounts). */
+ * mounts report recursiveReadOnly "Disabled": ckubelet never asks the
+ * runtime for recursive read-only mounts (IfPossible resolves to Disabled,
+ * Enabled is refused, kuberuntime container_mounts.c). */
 static json_t *volume_mount_statuses(const struct container *c)
 {
         if (c->n_volume_mounts == 0)

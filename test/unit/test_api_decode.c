@@ -427,6 +427,16 @@ static void test_validation_errors(void **state)
              "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is "
              "true; spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is "
              "true"},
+            {META "spec: {volumes: [{name: v, emptyDir: {}}], containers: [{name: a, image: x, "
+                  "volumeMounts: [{name: v, mountPath: /v, recursiveReadOnly: Enabled, "
+                  "mountPropagation: HostToContainer}, {name: v, mountPath: /w, "
+                  "recursiveReadOnly: Sometimes}]}]}\n",
+             "spec.containers[0].volumeMounts[0].recursiveReadOnly: Forbidden: may only be "
+             "specified when readOnly is true; spec.containers[0].volumeMounts[0]."
+             "recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None "
+             "or not specified; spec.containers[0].volumeMounts[1].recursiveReadOnly: "
+             "Unsupported value: \"Sometimes\": supported values: \"Disabled\", \"Enabled\", "
+             "\"IfPossible\""},
             {META "spec: {containers: [{name: a, image: x, restartPolicy: Always}]}\n",
              "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init "
              "containers"},

@@ -1124,6 +1124,41 @@ static void test_run_as_non_root_and_the_image_user(void **state)
         pod_unref(p);
 }
 
+/* recursiveReadOnly: no recursive read-only mounts are made (upstream with
+ * a runtime that lists none): IfPossible is a plain read-only mount,
+ * Enabled is refused with upstream's message. */
+static void test_recursive_read_only(void **state)
+{
+        (void)state;
+        char *data = make_dir("rro");
+        struct kv_list vols = {0};
+        kv_list_add(&vols, "data", data);
+        struct pod *p = simple_pod("    volumeMounts:\n"
+                                   "    - {name: data, mountPath: /d, readOnly: true, "
+                                   "recursiveReadOnly: IfPossible}\n",
+                                   "  volumes:\n  - {name: data, emptyDir: {}}\n");
+        Runtime__V1__ContainerConfig *cfg = container_cfg(p, 0, NULL, &vols);
+        const Runtime__V1__Mount *m = mount_at(cfg, "/d");
+        assert_non_null(m);
+        assert_true(m->readonly);
+        assert_false(m->recursive_read_only);
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+
+        p = simple_pod("    volumeMounts:\n"
+                       "    - {name: data, mountPath: /d, readOnly: true, "
+                       "recursiveReadOnly: Enabled}\n",
+                       "  volumes:\n  - {name: data, emptyDir: {}}\n");
+        char *msg = container_error(p, &vols);
+        assert_string_equal(msg, "failed to resolve recursive read-only mode: volume \"data\" "
+                                 "requested recursive read-only mode, but it is not supported by "
+                                 "the runtime");
+        free(msg);
+        pod_unref(p);
+        kv_list_release(&vols);
+        free(data);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st;
@@ -1178,6 +1213,7 @@ int main(void)
             cmocka_unit_test(test_apparmor_profiles),
             cmocka_unit_test(test_run_as_non_root_with_root_user_is_refused),
             cmocka_unit_test(test_run_as_non_root_and_the_image_user),
+            cmocka_unit_test(test_recursive_read_only),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
