@@ -54,6 +54,20 @@ int probe__resolve_port(const struct int_or_string *port, const struct container
         return (int)n;
 }
 
+int probe__target(const struct handler *h, const struct container *c, const char *pod_ip,
+                  const char **host, char **message)
+{
+        int port = probe__resolve_port(&h->port, c, message);
+        if (port < 0)
+                return -1;
+        *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
+        if (*host == NULL || (*host)[0] == '\0') {
+                *message = xstrdup("the pod has no IP address");
+                return -1;
+        }
+        return port;
+}
+
 /* The sleep action: sleeps, then succeeds (upstream runSleepHandler). */
 static enum probe_outcome run_sleep(int64_t seconds)
 {
@@ -75,14 +89,10 @@ enum probe_outcome probe_run(struct cri_client *cri, const struct container *c,
                 return probe__http_get(c, pod_ip, h, timeout_ms, hook, message);
         }
         case HANDLER_TCP_SOCKET: {
-                int port = probe__resolve_port(&h->port, c, message);
+                const char *host = NULL;
+                int port = probe__target(h, c, pod_ip, &host, message);
                 if (port < 0)
                         return PROBE_OUTCOME_ERROR;
-                const char *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
-                if (host == NULL || host[0] == '\0') {
-                        *message = xstrdup("the pod has no IP address");
-                        return PROBE_OUTCOME_ERROR;
-                }
                 return probe__tcp(host, port, timeout_ms, message);
         }
         case HANDLER_GRPC:

@@ -268,14 +268,10 @@ enum probe_outcome probe__http_get(const struct container *c, const char *pod_ip
                                    char **message)
 {
         pthread_once(&curl_once, curl_init_once);
-        int port = probe__resolve_port(&h->port, c, message);
+        const char *host = NULL;
+        int port = probe__target(h, c, pod_ip, &host, message);
         if (port < 0)
                 return PROBE_OUTCOME_ERROR;
-        const char *host = h->http_host && h->http_host[0] ? h->http_host : pod_ip;
-        if (host == NULL || host[0] == '\0') {
-                *message = xstrdup("the pod has no IP address");
-                return PROBE_OUTCOME_ERROR;
-        }
         struct curl_slist *headers = build_headers(h, hook, message);
         if (headers == NULL)
                 return PROBE_OUTCOME_FAILURE;

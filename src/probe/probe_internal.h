@@ -17,6 +17,11 @@
 int probe__resolve_port(const struct int_or_string *port, const struct container *c,
                         char **message);
 
+/* The port and host an httpGet/tcpSocket handler targets: its host, else
+ * the pod IP.  < 0 with *message when either is missing or invalid. */
+int probe__target(const struct handler *h, const struct container *c, const char *pod_ip,
+                  const char **host, char **message);
+
 enum probe_outcome probe__exec(struct cri_client *cri, const struct container *c,
                                const char *container_id, const struct handler *h,
                                int64_t timeout_ms, char **message);
