@@ -275,15 +275,11 @@ static int check_host_users(const struct kuberuntime_options *opts, const struct
         cleanup_free char *why = NULL;
         bool supported = opts->handler_supports_userns != NULL &&
                          opts->handler_supports_userns(opts->handler_ctx, handler, &why);
-        if (!supported && why != NULL)
-                return ck_error_make(err, 0,
-                                     "can't set `spec.hostUsers: false`, runtime does not support "
-                                     "user namespaces: %s",
-                                     why);
         if (!supported)
                 return ck_error_make(err, 0,
                                      "can't set `spec.hostUsers: false`, runtime does not support "
-                                     "user namespaces");
+                                     "user namespaces%s%s",
+                                     why ? ": " : "", why ? why : "");
         return ck_error_make(err, 0,
                              "can't set `spec.hostUsers: false`: ckubelet does not make user "
                              "namespace ID mappings yet");
