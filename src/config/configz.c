@@ -267,6 +267,10 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_duration(kc, "nodeStatusUpdateFrequency", cfg->node_status_update_frequency_ms);
         put_duration(kc, "nodeStatusReportFrequency", cfg->node_status_report_frequency_ms);
         put_int_omitempty(kc, "nodeLeaseDurationSeconds", cfg->node_lease_duration_seconds);
+        put_duration(kc, "imageMinimumGCAge", cfg->image_minimum_gc_age_ms);
+        put_duration(kc, "imageMaximumGCAge", cfg->image_maximum_gc_age_ms);
+        put(kc, "imageGCHighThresholdPercent", json_integer(cfg->image_gc_high_threshold_percent));
+        put(kc, "imageGCLowThresholdPercent", json_integer(cfg->image_gc_low_threshold_percent));
         put_string_omitempty(kc, "cgroupRoot", cfg->cgroup_root);
         put(kc, "cgroupsPerQOS", json_boolean(cfg->cgroups_per_qos));
         put_string_omitempty(kc, "cgroupDriver", cfg->cgroup_driver);

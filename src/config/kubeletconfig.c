@@ -175,6 +175,11 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
+        cfg->max_dead_per_container = 1;
+        cfg->max_dead_containers = -1;
+        cfg->image_gc_high_threshold_percent = KCFG_DEFAULT_IMAGE_GC_HIGH;
+        cfg->image_gc_low_threshold_percent = KCFG_DEFAULT_IMAGE_GC_LOW;
+        cfg->image_minimum_gc_age_ms = KCFG_DEFAULT_IMAGE_MIN_GC_AGE_MS;
         cfg->node_status_max_images = KCFG_DEFAULT_NODE_STATUS_MAX_IMAGES;
         cfg->container_log_max_size = xstrdup(KCFG_DEFAULT_CONTAINER_LOG_MAX_SIZE);
         cfg->container_log_max_files = KCFG_DEFAULT_CONTAINER_LOG_MAX_FILES;

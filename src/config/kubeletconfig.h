@@ -30,6 +30,11 @@ struct kubelet_config {
         bool register_node;               /* --register-node, default true */
         struct kv_list node_labels;       /* --node-labels k=v,... */
         char *node_ip;                    /* --node-ip */
+        /* container garbage collection (deprecated flags upstream, no
+         * KubeletConfiguration fields): the pod's dead containers kept */
+        int64_t minimum_container_ttl_ms; /* --minimum-container-ttl-duration, 0 */
+        int32_t max_dead_per_container;   /* --maximum-dead-containers-per-container, 1 */
+        int32_t max_dead_containers;      /* --maximum-dead-containers, -1: no limit */
         char *cert_dir;                   /* --cert-dir, default /var/lib/kubelet/pki */
         int verbosity;                    /* -v / --v */
 
@@ -68,6 +73,11 @@ struct kubelet_config {
         struct kv_list system_reserved; /* --system-reserved / systemReserved: cpu=, memory= */
         struct kv_list kube_reserved;   /* --kube-reserved / kubeReserved */
         bool fail_swap_on;              /* --fail-swap-on / failSwapOn, true */
+        /* image garbage collection (src/images/image_gc.h) */
+        int32_t image_gc_high_threshold_percent; /* --image-gc-high-threshold, 85 */
+        int32_t image_gc_low_threshold_percent;  /* --image-gc-low-threshold, 80 */
+        int64_t image_minimum_gc_age_ms;         /* --minimum-image-ttl-duration, 2m */
+        int64_t image_maximum_gc_age_ms;         /* imageMaximumGCAge, 0: off */
         /* container log rotation (src/logs/container_log_manager.h) */
         char *container_log_max_size;              /* --container-log-max-size, "10Mi" */
         int32_t container_log_max_files;           /* --container-log-max-files, 5 */

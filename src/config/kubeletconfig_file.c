@@ -96,6 +96,12 @@ static const struct field_def fields[] = {
     F("kubeAPIBurst", FT_INT32, kube_api_burst, NULL, KCFG_DEFAULT_KUBE_API_BURST),
     F("serializeImagePulls", FT_BOOL, serialize_image_pulls, NULL, 0),
     F("failSwapOn", FT_BOOL, fail_swap_on, NULL, 0),
+    /* pointers upstream: an explicit 0 stays */
+    F("imageGCHighThresholdPercent", FT_INT32, image_gc_high_threshold_percent, NULL, 0),
+    F("imageGCLowThresholdPercent", FT_INT32, image_gc_low_threshold_percent, NULL, 0),
+    F("imageMinimumGCAge", FT_DURATION, image_minimum_gc_age_ms, NULL,
+      KCFG_DEFAULT_IMAGE_MIN_GC_AGE_MS),
+    F("imageMaximumGCAge", FT_DURATION, image_maximum_gc_age_ms, NULL, 0),
     /* containerLogMaxSize is a string ("" is defaulted); the other three are
      * pointers upstream: an explicit zero stays and fails validation */
     F("containerLogMaxSize", FT_STRING, container_log_max_size, KCFG_DEFAULT_CONTAINER_LOG_MAX_SIZE,

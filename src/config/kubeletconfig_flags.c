@@ -56,6 +56,9 @@ static const char pod_infra_deprecation[] =
     "will be removed in 1.35. Image garbage collector will get sandbox image information "
     "from CRI.";
 
+static const char container_gc_deprecation[] =
+    "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version.";
+
 static const struct flag_def flag_defs[] = {
     {"address", 0, K_IP, OFF(address), true,
      "The IP address for the Kubelet to serve on ('0.0.0.0' or '::' for all interfaces)"},
@@ -118,6 +121,10 @@ static const struct flag_def flag_defs[] = {
      "If non-empty, use this string as identification instead of the actual hostname"},
     {"http-check-frequency", 0, K_DURATION, OFF(http_check_frequency_ms), true,
      "Duration between checking http for new data"},
+    {"image-gc-high-threshold", 0, K_INT32, OFF(image_gc_high_threshold_percent), true,
+     "The percent of disk usage after which image garbage collection is always run (100: off)"},
+    {"image-gc-low-threshold", 0, K_INT32, OFF(image_gc_low_threshold_percent), true,
+     "The percent of disk usage before which image garbage collection is never run"},
     {"image-service-endpoint", 0, K_STRING, OFF(image_service_endpoint), true,
      "The endpoint of the container image service (default: the runtime endpoint)"},
     {"kube-api-burst", 0, K_INT32, OFF(kube_api_burst), true,
@@ -131,6 +138,14 @@ static const struct flag_def flag_defs[] = {
     {"manifest-url", 0, K_STRING, OFF(static_pod_url), true,
      "URL for accessing additional Pod specifications to run"},
     {"max-pods", 0, K_INT32, OFF(max_pods), true, "Number of Pods that can run on this Kubelet"},
+    {"maximum-dead-containers", 0, K_INT32, OFF(max_dead_containers), false,
+     "Maximum number of old instances of containers to retain globally (-1: no limit)"},
+    {"maximum-dead-containers-per-container", 0, K_INT32, OFF(max_dead_per_container), false,
+     "Maximum number of old instances to retain per container"},
+    {"minimum-image-ttl-duration", 0, K_DURATION, OFF(image_minimum_gc_age_ms), true,
+     "Minimum age for an unused image before it is garbage collected"},
+    {"minimum-container-ttl-duration", 0, K_DURATION, OFF(minimum_container_ttl_ms), false,
+     "Minimum age for a finished container before it is garbage collected"},
     {"node-status-max-images", 0, K_INT32, OFF(node_status_max_images), true,
      "The maximum number of images to report in Node.Status.Images (-1: no cap)"},
     {"node-ip", 0, K_STRING, OFF(node_ip), false,
@@ -292,6 +307,9 @@ static void warn_deprecated(const struct parse_state *st, const struct flag_def 
         const char *why = f->config_flag ? config_flag_deprecation : NULL;
         if (strcmp(f->name, "pod-infra-container-image") == 0)
                 why = pod_infra_deprecation;
+        if (strcmp(f->name, "minimum-container-ttl-duration") == 0 ||
+            strncmp(f->name, "maximum-dead-containers", 23) == 0)
+                why = container_gc_deprecation;
         if (why == NULL)
                 return;
         char *msg = xasprintf("Flag --%s has been deprecated, %s", f->name, why);

@@ -379,6 +379,41 @@ static int check_container_log_max_size(const char *size, ck_error_t *err)
                              q);
 }
 
+/* upstream's checks of the image garbage collection policy */
+static void check_image_gc(struct msgs *m, const struct kubelet_config *cfg)
+{
+        int32_t high = cfg->image_gc_high_threshold_percent;
+        int32_t low = cfg->image_gc_low_threshold_percent;
+        if (high < 0 || high > 100)
+                msgs_add(m,
+                         "invalid configuration: imageGCHighThresholdPercent "
+                         "(--image-gc-high-threshold) %d must be between 0 and 100, inclusive",
+                         high);
+        if (low < 0 || low > 100)
+                msgs_add(m,
+                         "invalid configuration: imageGCLowThresholdPercent "
+                         "(--image-gc-low-threshold) %d must be between 0 and 100, inclusive",
+                         low);
+        if (low >= high)
+                msgs_add(m,
+                         "invalid configuration: imageGCLowThresholdPercent "
+                         "(--image-gc-low-threshold) %d must be less than "
+                         "imageGCHighThresholdPercent (--image-gc-high-threshold) %d",
+                         low, high);
+        char max_s[64], min_s[64];
+        go_duration_format_ms(cfg->image_maximum_gc_age_ms, max_s, sizeof(max_s));
+        go_duration_format_ms(cfg->image_minimum_gc_age_ms, min_s, sizeof(min_s));
+        if (cfg->image_maximum_gc_age_ms < 0)
+                msgs_add(m, "invalid configuration: imageMaximumGCAge %s must not be negative",
+                         max_s);
+        if (cfg->image_maximum_gc_age_ms > 0 &&
+            cfg->image_maximum_gc_age_ms <= cfg->image_minimum_gc_age_ms)
+                msgs_add(m,
+                         "invalid configuration: imageMaximumGCAge %s must be greater than "
+                         "imageMinimumGCAge %s",
+                         max_s, min_s);
+}
+
 int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
 {
         if (validate_node_labels(&cfg->node_labels, err) < 0)
@@ -433,6 +468,7 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
         if (cfg->container_log_monitor_interval_ms < 3000)
                 msgs_add(&m, "invalid configuration: containerLogMonitorInterval must be a "
                              "positive time duration greater than or equal to 3s");
+        check_image_gc(&m, cfg);
         if (cfg->container_log_max_files <= 1)
                 msgs_add(&m, "invalid configuration: containerLogMaxFiles must be greater than 1");
         check_pod_logs_dir(&m, cfg->pod_logs_dir);

@@ -138,6 +138,13 @@ int cri_status(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error
         return CALL(c, runtime_service, "Status", req, status_response, 0, out, err);
 }
 
+int cri_status_verbose(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err)
+{
+        Runtime__V1__StatusRequest req = RUNTIME__V1__STATUS_REQUEST__INIT;
+        req.verbose = true;
+        return CALL(c, runtime_service, "Status", req, status_response, 0, out, err);
+}
+
 int cri_run_pod_sandbox(struct cri_client *c, const Runtime__V1__PodSandboxConfig *config,
                         const char *runtime_handler, char **sandbox_id, ck_error_t *err)
 {
@@ -411,6 +418,19 @@ int cri_list_images(struct cri_client *c, Runtime__V1__ListImagesResponse **out,
 {
         Runtime__V1__ListImagesRequest req = RUNTIME__V1__LIST_IMAGES_REQUEST__INIT;
         return CALL(c, image_service, "ListImages", req, list_images_response, 0, out, err);
+}
+
+int cri_remove_image(struct cri_client *c, const char *image, ck_error_t *err)
+{
+        Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+        spec.image = (char *)image;
+        Runtime__V1__RemoveImageRequest req = RUNTIME__V1__REMOVE_IMAGE_REQUEST__INIT;
+        req.image = &spec;
+        Runtime__V1__RemoveImageResponse *resp = NULL;
+        if (CALL(c, image_service, "RemoveImage", req, remove_image_response, 0, &resp, err) < 0)
+                return -1;
+        FREE_MSG(resp);
+        return 0;
 }
 
 int64_t cri_client_busy_us(const struct cri_client *c)

@@ -55,6 +55,8 @@ int64_t cri_client_busy_us(const struct cri_client *c);
 /* RuntimeService */
 int cri_version(struct cri_client *c, Runtime__V1__VersionResponse **out, ck_error_t *err);
 int cri_status(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);
+/* Status with verbose: the runtime's info map too (containerd: "config"). */
+int cri_status_verbose(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);
 int cri_run_pod_sandbox(struct cri_client *c, const Runtime__V1__PodSandboxConfig *config,
                         const char *runtime_handler, char **sandbox_id, ck_error_t *err);
 int cri_stop_pod_sandbox(struct cri_client *c, const char *sandbox_id, ck_error_t *err);
@@ -126,6 +128,9 @@ int cri_pull_image(struct cri_client *c, const char *image, const Runtime__V1__A
 int cri_image_status(struct cri_client *c, const char *image,
                      Runtime__V1__ImageStatusResponse **out, ck_error_t *err);
 int cri_list_images(struct cri_client *c, Runtime__V1__ListImagesResponse **out, ck_error_t *err);
+/* Removes an image (by ID, name or digest).  An image that is not present
+ * is no error (CRI: RemoveImage is idempotent). */
+int cri_remove_image(struct cri_client *c, const char *image, ck_error_t *err);
 /* The image (and container) filesystems' usage, as the runtime sees them. */
 int cri_image_fs_info(struct cri_client *c, Runtime__V1__ImageFsInfoResponse **out,
                       ck_error_t *err);

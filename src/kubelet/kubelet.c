@@ -746,16 +746,24 @@ static bool uid_wanted(struct kubelet *kl, const char *uid)
         return record_find(kl, uid) != NULL || podworkers_busy(kl->workers, uid);
 }
 
+/* No source wants the pod and the runtime has nothing of it (as of the
+ * last relist). */
+static bool pod_gone(void *ctx, const char *uid)
+{
+        struct kubelet *kl = ctx;
+        for (size_t j = 0; j < kl->loop.n_runtime_uids; j++)
+                if (strcmp(kl->loop.runtime_uids[j].uid, uid) == 0)
+                        return false;
+        return !uid_wanted(kl, uid);
+}
+
 /* Submits the removal of each of uids (a NULL-terminated list, freed) that
  * no source wants and the runtime does not know (those the relist showed
  * are handled on their own); what names what was found, for the log. */
 static void clean_orphans_without_runtime(struct kubelet *kl, char **uids, const char *what)
 {
         for (size_t i = 0; uids[i]; i++) {
-                bool in_runtime = false;
-                for (size_t j = 0; j < kl->loop.n_runtime_uids && !in_runtime; j++)
-                        in_runtime = strcmp(kl->loop.runtime_uids[j].uid, uids[i]) == 0;
-                if (!in_runtime && !uid_wanted(kl, uids[i])) {
+                if (pod_gone(kl, uids[i])) {
                         LOG_INFO(2, "Cleaning up orphaned pod", "podUID=\"%s\" found=\"%s\"",
                                  uids[i], what);
                         submit_orphan(kl, uids[i], NULL, NULL);
@@ -812,6 +820,10 @@ static void housekeeping(struct kubelet *kl)
                 kl->loop.next_log_link_gc_ms = now + LOG_LINK_GC_PERIOD_MS;
                 if (kuberuntime_legacy_logs_gc(kl->rt, container_live, kl, &err) < 0)
                         LOG_ERROR("Failed to clean the legacy container log links", "err=\"%s\"",
+                                  ck_error_msg(err));
+                ck_error_release(&err);
+                if (kuberuntime_pod_logs_gc(kl->rt, pod_gone, kl, &err) < 0)
+                        LOG_ERROR("Failed to clean the pod log directories", "err=\"%s\"",
                                   ck_error_msg(err));
         }
 }
@@ -995,6 +1007,9 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             /* upstream ContainerLogsDir, not configurable there either */
             .legacy_logs_dir = KL_LEGACY_LOGS_DIR,
             .devices = kl->devices,
+            .gc = {.min_age_ms = cfg->minimum_container_ttl_ms,
+                   .max_per_pod_container = cfg->max_dead_per_container,
+                   .max_containers = cfg->max_dead_containers},
         };
         if (cfg->kubeconfig && *cfg->kubeconfig && cluster_mode_new(kl, err) < 0) {
                 kubelet_free(kl);
@@ -1247,6 +1262,22 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         lo.runtime.ctx = &kl->log_cri;
         if (clm_start(&lo, &kl->log_manager, err) < 0)
                 return ck_error_wrap(err, "failed to initialize container log manager");
+        struct gc_loop_options go = {
+            .policy = {.high_threshold_percent = cfg->image_gc_high_threshold_percent,
+                       .low_threshold_percent = cfg->image_gc_low_threshold_percent,
+                       .min_age_ms = cfg->image_minimum_gc_age_ms,
+                       .max_age_ms = cfg->image_maximum_gc_age_ms},
+            .rt = kl->rt,
+            .container_limit = cfg->max_dead_containers >= 0,
+            .runtime_endpoint = cfg->container_runtime_endpoint,
+            .image_endpoint = cfg->image_service_endpoint,
+            .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
+            .pod_infra_image = cfg->pod_infra_container_image,
+            .node_name = cfg->node_name,
+            .recorder = kl->recorder,
+        };
+        if (gc_loop_start(&go, &kl->gc, err) < 0)
+                return ck_error_wrap(err, "garbage collection");
         struct prober_options po = {
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
@@ -1320,6 +1351,8 @@ bool kubelet_free(struct kubelet *kl)
         file_source_stop(kl->files);
         api_source_stop(kl->api);
         clm_stop(kl->log_manager);
+        gc_loop_stop(kl->gc);
+        kl->gc = NULL;
         kl->log_manager = NULL;
         /* The workers first: a sync in flight uses the prober, the runtime
          * manager, the status store... (freeing the prober before them was a

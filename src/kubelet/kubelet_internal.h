@@ -10,6 +10,7 @@
 #include "cm/cm.h"
 #include "config/api_source.h"
 #include "config/file_source.h"
+#include "kubelet/gc_loop.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kubelet_server.h"
 #include "kubelet/podworkers.h"
@@ -188,6 +189,7 @@ struct kubelet {
         /* container log rotation (NULL when disabled), its runtime settings */
         struct clm *log_manager;
         struct clm_cri log_cri;
+        struct gc_loop *gc; /* the garbage collectors; NULL when both are off */
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 

@@ -109,6 +109,46 @@ struct runtime_pod_list {
 };
 void runtime_pod_list_free(struct runtime_pod_list *l);
 
+/* Container garbage collection (upstream kubecontainer.GCPolicy): dead
+ * containers created less than min_age_ms ago are kept; of the others, the
+ * newest max_per_pod_container of each container of a pod (-1: all), and at
+ * most max_containers on the node (-1: no limit). */
+struct container_gc_policy {
+        int64_t min_age_ms;            /* --minimum-container-ttl-duration, 0 */
+        int32_t max_per_pod_container; /* --maximum-dead-containers-per-container, 1 */
+        int32_t max_containers;        /* --maximum-dead-containers, -1 */
+};
+
+/* One dead container as the garbage collector sees it (upstream
+ * containerGCInfo): its pod and name (the evict unit), its creation. */
+struct container_gc_info {
+        const char *id;
+        const char *pod_uid;
+        const char *name;
+        int64_t created_ns;
+        bool running; /* never removed */
+};
+
+/* upstream evictContainers for pods that exist: sets remove[i] for each
+ * container of c (any order) the policy removes at now_ns: per unit (pod,
+ * name) all but the newest max_per_pod_container evictable ones, then, over
+ * max_containers, the units cut to max_containers / units (at least 1)
+ * each, then the oldest of what is left.  Returns how many. */
+size_t kuberuntime_container_gc_plan(const struct container_gc_info *c, size_t n,
+                                     const struct container_gc_policy *p, int64_t now_ns,
+                                     bool *remove);
+
+struct kuberuntime;
+struct cri_client;
+/* The node-wide pass (upstream's GarbageCollect every minute, for the pods
+ * that exist: those no source has are housekeeping's): lists every
+ * container, removes what kuberuntime_container_gc_plan says (with their log
+ * files and legacy links).  Only with a max_containers limit: the per-pod
+ * limit is each sync's (kuberuntime_sync_pod).  Errors: the listing, or the
+ * first removal that failed (the others are still tried). */
+int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri, int64_t now_ns,
+                              ck_error_t *err);
+
 /* Settings the runtime manager needs from the kubelet configuration. */
 struct kuberuntime_options {
         const char *root_dir;     /* --root-dir: pods/<uid>/... */
@@ -148,6 +188,8 @@ struct kuberuntime_options {
          * string) when the handler is unknown.  NULL: none does. */
         bool (*handler_supports_userns)(void *ctx, const char *handler, char **error);
         void *handler_ctx;
+        /* the dead containers kept (each sync prunes by it) */
+        struct container_gc_policy gc;
 };
 
 struct kuberuntime;
@@ -282,6 +324,18 @@ typedef bool (*kuberuntime_container_live_fn)(void *ctx, const char *id_prefix);
  * being rotated is briefly missing). */
 int kuberuntime_legacy_logs_gc(struct kuberuntime *rt, kuberuntime_container_live_fn live,
                                void *live_ctx, ck_error_t *err);
+
+/* Whether everything of the pod of that UID may go: no source has it and
+ * the runtime has nothing of it. */
+typedef bool (*kuberuntime_pod_gone_fn)(void *ctx, const char *uid);
+
+/* Removes the directories <namespace>_<name>_<uid> of pod_logs_dir whose pod
+ * is gone (upstream's container GC, evictPodLogsDirectories): those of pods
+ * removed with their runtime objects are removed with them; these are left
+ * by pods removed while the kubelet was not running.  Errors: the directory
+ * cannot be read (a removal that fails is logged). */
+int kuberuntime_pod_logs_gc(struct kuberuntime *rt, kuberuntime_pod_gone_fn gone, void *ctx,
+                            ck_error_t *err);
 
 /* Remove the stopped containers and sandboxes of a pod that is gone (or of
  * an orphan), and its log directory. */

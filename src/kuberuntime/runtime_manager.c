@@ -222,40 +222,47 @@ static void purge_init_containers(struct kuberuntime *rt, struct cri_client *cri
 }
 
 /* The container garbage collection a sync can do at once (upstream
- * pruneInitContainersBeforeStart, and the container GC with
- * --maximum-dead-containers-per-container=1): of the dead instances of a
- * name, keep the newest (its restart count and last state are the
- * container's history), remove the older ones; then remove old sandboxes
- * that are stopped and hold nothing anymore. */
+ * pruneInitContainersBeforeStart, and the container GC's per-container limit,
+ * --maximum-dead-containers-per-container, default 1): of the dead instances
+ * of a name created at least --minimum-container-ttl-duration ago, keep the
+ * newest (their restart count and last state are the container's history),
+ * remove the older ones; then remove old sandboxes that are stopped and hold
+ * nothing anymore. */
 static void prune_dead(struct kuberuntime *rt, struct cri_client *cri,
                        const struct runtime_pod_status *status, const struct pod_actions *a,
                        const char *who)
 {
         size_t n = status->n_containers;
         bool *removed = xcalloc(n + 1, sizeof(bool));
+        struct container_gc_info *info = xcalloc(n + 1, sizeof(*info));
         for (size_t i = 0; i < n; i++) {
                 const struct runtime_container_status *st = &status->containers[i];
-                if (st->state == CONTAINER_STATE_RUNNING || st->state == CONTAINER_STATE_UNKNOWN)
+                info[i] = (struct container_gc_info){
+                    .id = st->id,
+                    .pod_uid = status->uid ? status->uid : "",
+                    .name = st->name,
+                    .created_ns = st->created_at,
+                    .running = st->state == CONTAINER_STATE_RUNNING ||
+                               st->state == CONTAINER_STATE_UNKNOWN || in_kill_list(a, st->id)};
+        }
+        struct container_gc_policy per_pod = rt->opts.gc;
+        per_pod.max_containers = -1; /* the node-wide limit is the GC loop's */
+        kuberuntime_container_gc_plan(info, n, &per_pod, fs_now_real_ns(), removed);
+        free(info);
+        for (size_t i = 0; i < n; i++) {
+                if (!removed[i])
                         continue;
-                bool newer_dead = false;
-                for (size_t j = 0; j < i && !newer_dead; j++) {
-                        const struct runtime_container_status *o = &status->containers[j];
-                        newer_dead = strcmp(o->name, st->name) == 0 &&
-                                     o->state != CONTAINER_STATE_RUNNING &&
-                                     o->state != CONTAINER_STATE_UNKNOWN;
-                }
-                if (!newer_dead || in_kill_list(a, st->id))
-                        continue;
+                const struct runtime_container_status *st = &status->containers[i];
                 LOG_INFO(4, "Removing old dead container",
                          "pod=\"%s\" containerName=\"%s\" containerID=\"%s\"", who, st->name,
                          st->id);
                 cleanup_error ck_error_t e = NULL;
                 if (kuberuntime__remove_container(rt, cri, st, status->name, status->namespace,
-                                                  &e) < 0)
+                                                  &e) < 0) {
                         LOG_WARN("Failed to remove dead container", "pod=\"%s\" err=\"%s\"", who,
                                  ck_error_msg(e));
-                else
-                        removed[i] = true;
+                        removed[i] = false;
+                }
         }
         /* sandboxes: never the newest; only stopped and empty ones */
         for (size_t s = 1; s < status->n_sandboxes; s++) {

@@ -10,7 +10,8 @@
 static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
     *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
-    *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration;
+    *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration,
+    *image_gc_total;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -146,6 +147,15 @@ static void init(void)
                                                    "name.",
                                            .type = METRICS_HISTOGRAM,
                                            .label_names = resource_l,
+                                           .n_labels = 1});
+        static const char *const reason_l[] = {"reason"};
+        image_gc_total = reg(
+            legacy, &(struct metrics_opts){.name = "kubelet_image_garbage_collected_total",
+                                           .help = "Total number of images garbage collected by "
+                                                   "the kubelet, whether through disk usage or "
+                                                   "image age.",
+                                           .type = METRICS_COUNTER,
+                                           .label_names = reason_l,
                                            .n_labels = 1});
         ck_error_t err = NULL;
         if (metrics_register_process(legacy, &err) < 0) {
@@ -319,4 +329,9 @@ void kmetrics_device_plugin_registration(const char *resource)
 void kmetrics_device_plugin_alloc(const char *resource, double seconds)
 {
         observe(&dp_alloc_duration, (const char *const[]){resource}, seconds);
+}
+
+void kmetrics_image_garbage_collected(const char *reason)
+{
+        inc(&image_gc_total, (const char *const[]){reason});
 }

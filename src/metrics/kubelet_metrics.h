@@ -67,6 +67,10 @@ void kmetrics_device_plugin_registration(const char *resource);
  * Allocate call to a plugin, failed or not. */
 void kmetrics_device_plugin_alloc(const char *resource, double seconds);
 
+/* kubelet_image_garbage_collected_total{reason}: an image removed by the
+ * image garbage collector, reason "age" or "space". */
+void kmetrics_image_garbage_collected(const char *reason);
+
 /* The operation_type upstream's instrumented CRI services record for a
  * method name into out ("PodSandboxStatus" -> "podsandbox_status"). */
 void kmetrics_operation_type(const char *method, char *out, size_t size);

@@ -315,40 +315,58 @@ out:
                 runtime__v1__list_container_stats_response__free_unpacked(cs, NULL);
 }
 
-void stats__collect_image_fs(struct stats_provider *p, struct stats_snapshot *s)
+int stats_image_fs(struct cri_client *image, struct stats_image_fs *out, ck_error_t *err)
 {
-        cleanup_error ck_error_t err = NULL;
+        *out = (struct stats_image_fs){0};
         Runtime__V1__ImageFsInfoResponse *resp = NULL;
-        if (cri_image_fs_info(p->image, &resp, &err) < 0) {
-                s->imagefs_error = xasprintf("failed to get imageFs stats: %s", ck_error_msg(err));
-                return;
-        }
+        if (cri_image_fs_info(image, &resp, err) < 0)
+                return ck_error_wrap(err, "failed to get imageFs stats");
         /* upstream returns the first image filesystem, and it as the
          * container filesystem too ("we don't support separate disks yet") */
         if (resp->n_image_filesystems == 0 || resp->image_filesystems[0] == NULL) {
-                s->imagefs_error =
-                    xstrdup("failed to get imageFs stats: imageFs information is unavailable");
                 runtime__v1__image_fs_info_response__free_unpacked(resp, NULL);
-                return;
+                return ck_error_make(err, 0,
+                                     "failed to get imageFs stats: imageFs information is "
+                                     "unavailable");
         }
         const Runtime__V1__FilesystemUsage *u = resp->image_filesystems[0];
-        struct stats_fs *f = &s->node.image_fs;
-        *f = (struct stats_fs){.ok = true, .time_ns = u->timestamp};
-        f->used = stats_u64_cri(u->used_bytes);
-        f->inodes_used = stats_u64_cri(u->inodes_used);
+        out->time_ns = u->timestamp;
+        out->has_used = u->used_bytes != NULL;
+        out->used = u->used_bytes ? u->used_bytes->value : 0;
+        out->has_inodes_used = u->inodes_used != NULL;
+        out->inodes_used = u->inodes_used ? u->inodes_used->value : 0;
         if (u->fs_id && u->fs_id->mountpoint && *u->fs_id->mountpoint) {
-                struct stats_fs_info fi;
-                if (stats_fs_info(u->fs_id->mountpoint, &fi, &err) == 0) {
-                        f->available = stats_u64_of(fi.available);
-                        f->capacity = stats_u64_of(fi.capacity);
-                        f->inodes_free = stats_u64_of(fi.inodes_free);
-                        f->inodes = stats_u64_of(fi.inodes);
-                } else {
+                cleanup_error ck_error_t e = NULL;
+                if (stats_fs_info(u->fs_id->mountpoint, &out->fs, &e) == 0)
+                        out->fs_ok = true;
+                else
                         LOG_INFO(2, "Failed to get the info of the filesystem with mountpoint",
                                  "mountpoint=\"%s\" err=\"%s\"", u->fs_id->mountpoint,
-                                 ck_error_msg(err));
-                }
+                                 ck_error_msg(e));
+        }
+        runtime__v1__image_fs_info_response__free_unpacked(resp, NULL);
+        return 0;
+}
+
+void stats__collect_image_fs(struct stats_provider *p, struct stats_snapshot *s)
+{
+        cleanup_error ck_error_t err = NULL;
+        struct stats_image_fs fs;
+        if (stats_image_fs(p->image, &fs, &err) < 0) {
+                s->imagefs_error = xstrdup(ck_error_msg(err));
+                return;
+        }
+        struct stats_fs *f = &s->node.image_fs;
+        *f = (struct stats_fs){.ok = true, .time_ns = fs.time_ns};
+        if (fs.has_used)
+                f->used = stats_u64_of(fs.used);
+        if (fs.has_inodes_used)
+                f->inodes_used = stats_u64_of(fs.inodes_used);
+        if (fs.fs_ok) {
+                f->available = stats_u64_of(fs.fs.available);
+                f->capacity = stats_u64_of(fs.fs.capacity);
+                f->inodes_free = stats_u64_of(fs.fs.inodes_free);
+                f->inodes = stats_u64_of(fs.fs.inodes);
         }
         s->node.container_fs = *f;
-        runtime__v1__image_fs_info_response__free_unpacked(resp, NULL);
 }

@@ -82,6 +82,22 @@ struct stats_fs_info {
 /* Errors: "statfs `<path>`: <errno>". */
 int stats_fs_info(const char *path, struct stats_fs_info *out, ck_error_t *err);
 
+/* The image filesystem as upstream's CRI stats provider reads it
+ * (ImageFsStats): the first filesystem of CRI ImageFsInfo (its used bytes
+ * and inodes, its timestamp), and statfs of its mountpoint for the capacity,
+ * available bytes and inodes (fs_ok false when that failed: logged at
+ * verbosity 2).  Errors: "failed to get imageFs stats: <cause>", the CRI
+ * call's or "imageFs information is unavailable". */
+struct cri_client;
+struct stats_image_fs {
+        int64_t time_ns;
+        bool has_used, has_inodes_used;
+        uint64_t used, inodes_used;
+        bool fs_ok;
+        struct stats_fs_info fs;
+};
+int stats_image_fs(struct cri_client *image, struct stats_image_fs *out, ck_error_t *err);
+
 /* ---- The provider -------------------------------------------------------- */
 
 struct stats_options {

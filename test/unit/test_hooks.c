@@ -344,6 +344,7 @@ static int setup(void **state)
             .resolv_conf = "",
             .runtime_endpoint = f->endpoint,
             .runtime_timeout_ms = 5000,
+            .gc = {.max_per_pod_container = 1, .max_containers = -1},
         };
         f->kr = kuberuntime_new(&o);
         f->cri = cri_client_new(f->endpoint, 5000);

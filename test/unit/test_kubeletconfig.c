@@ -363,6 +363,59 @@ static void test_node_status_max_images(void **state)
         free(path);
 }
 
+/* The image garbage collection policy: upstream's defaults (85, 80, 2m,
+ * 0), the thresholds pointers (an explicit 0 stays), imageMinimumGCAge 0
+ * defaulted, the flags over the file, upstream's validation messages. */
+static void test_image_gc_policy(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        kubelet_config_defaults(&c);
+        assert_int_equal(c.image_gc_high_threshold_percent, 85);
+        assert_int_equal(c.image_gc_low_threshold_percent, 80);
+        assert_int_equal(c.image_minimum_gc_age_ms, 120000);
+        assert_int_equal(c.image_maximum_gc_age_ms, 0);
+        kubelet_config_release(&c);
+        char *path =
+            write_file("imagegc.yaml",
+                       "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                       "kind: KubeletConfiguration\n"
+                       "authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}\n"
+                       "authorization: {mode: AlwaysAllow}\n"
+                       "imageGCHighThresholdPercent: 50\n"
+                       "imageGCLowThresholdPercent: 0\n"
+                       "imageMinimumGCAge: 0s\n"
+                       "imageMaximumGCAge: 1h\n");
+        char *flag = NULL;
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(flag));
+        assert_int_equal(c.image_gc_high_threshold_percent, 50);
+        assert_int_equal(c.image_gc_low_threshold_percent, 0);
+        assert_int_equal(c.image_minimum_gc_age_ms, 120000);
+        assert_int_equal(c.image_maximum_gc_age_ms, 3600000);
+        kubelet_config_release(&c);
+        parse_ok(&c, ARGV(flag, "--image-gc-high-threshold=100", "--image-gc-low-threshold=90",
+                          "--minimum-image-ttl-duration=30s"));
+        assert_int_equal(c.image_gc_high_threshold_percent, 100);
+        assert_int_equal(c.image_gc_low_threshold_percent, 90);
+        assert_int_equal(c.image_minimum_gc_age_ms, 30000);
+        kubelet_config_release(&c);
+        assert_parse_error(ARGV("--image-gc-high-threshold=101"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "imageGCHighThresholdPercent (--image-gc-high-threshold) 101 must be "
+                           "between 0 and 100, inclusive");
+        assert_parse_error(ARGV("--image-gc-low-threshold=85"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "imageGCLowThresholdPercent (--image-gc-low-threshold) 85 must be less "
+                           "than imageGCHighThresholdPercent (--image-gc-high-threshold) 85");
+        assert_parse_error(ARGV(flag, "--minimum-image-ttl-duration=2h"),
+                           "failed to validate kubelet configuration: invalid configuration: "
+                           "imageMaximumGCAge 1h0m0s must be greater than imageMinimumGCAge "
+                           "2h0m0s");
+        free(flag);
+        free(path);
+}
+
 static void test_node_labels(void **state)
 {
         (void)state;
@@ -1221,6 +1274,7 @@ int main(void)
             cmocka_unit_test(test_unimplemented_upstream_flags_are_accepted),
             cmocka_unit_test(test_node_labels),
             cmocka_unit_test(test_node_status_max_images),
+            cmocka_unit_test(test_image_gc_policy),
             cmocka_unit_test(test_repeated_cluster_dns_appends),
             cmocka_unit_test(test_reserved_maps),
             cmocka_unit_test(test_hostname_override_is_trimmed_and_lowercased),
