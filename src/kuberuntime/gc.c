@@ -185,18 +185,12 @@ int kuberuntime_pod_logs_gc(struct kuberuntime *rt, kuberuntime_pod_gone_fn gone
         const char *dir = rt->opts.pod_logs_dir;
         if (dir == NULL || dir[0] == '\0')
                 return 0;
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0) {
-                if (errno == ENOENT)
-                        return 0;
-                return ck_error_make(err, errno, "open `%s`", dir);
-        }
-        DIR *d = fdopendir(dfd);
-        if (d == NULL) {
-                int e = errno;
-                close(dfd);
-                return ck_error_make(err, e, "read `%s`", dir);
-        }
+        DIR *d = NULL;
+        if (fs_opendir_if_exists(dir, &d, err) < 0)
+                return -1;
+        if (d == NULL)
+                return 0;
+        int dfd = dirfd(d);
         struct dirent *de;
         while ((de = readdir(d)) != NULL) {
                 /* <namespace>_<name>_<uid>: neither a namespace nor a pod

@@ -10,6 +10,7 @@
  */
 #include "kuberuntime/runtime_internal.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -99,18 +100,12 @@ int kuberuntime_legacy_logs_gc(struct kuberuntime *rt, kuberuntime_container_liv
         const char *dir = rt->opts.legacy_logs_dir;
         if (dir == NULL || dir[0] == '\0')
                 return 0;
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0) {
-                if (errno == ENOENT)
-                        return 0;
-                return ck_error_make(err, errno, "open `%s`", dir);
-        }
-        DIR *d = fdopendir(dfd);
-        if (d == NULL) {
-                int e = errno;
-                close(dfd);
-                return ck_error_make(err, e, "read `%s`", dir);
-        }
+        DIR *d = NULL;
+        if (fs_opendir_if_exists(dir, &d, err) < 0)
+                return -1;
+        if (d == NULL)
+                return 0;
+        int dfd = dirfd(d);
         struct dirent *de;
         size_t suffix = strlen(LEGACY_SUFFIX);
         while ((de = readdir(d)) != NULL) {

@@ -424,3 +424,22 @@ char *fs_format_rfc3339(int64_t real_ns, char *buf)
                 snprintf(buf, 32, "1970-01-01T00:00:00Z");
         return buf;
 }
+
+int fs_opendir_if_exists(const char *path, DIR **out, ck_error_t *err)
+{
+        *out = NULL;
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                return ck_error_make(err, errno, "open `%s`", path);
+        }
+        DIR *d = fdopendir(dfd);
+        if (d == NULL) {
+                int e = errno;
+                close(dfd);
+                return ck_error_make(err, e, "read `%s`", path);
+        }
+        *out = d;
+        return 0;
+}

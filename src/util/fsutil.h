@@ -9,6 +9,8 @@
 
 #include "util/error.h"
 
+#include <dirent.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +41,11 @@ int fs_open_in_root(int dirfd, const char *path, int flags, ck_error_t *err);
  * walks `rel` one component at a time with O_NOFOLLOW.  Same contract;
  * exposed so that tests exercise it on any kernel. */
 int fs_open_beneath_walk(int dirfd, const char *rel, int flags, mode_t mode, ck_error_t *err);
+
+/* Opens the directory path for reading (O_CLOEXEC); *out is NULL, and 0
+ * returned, when it does not exist.  dirfd(*out) gives its descriptor for
+ * the *at calls.  Errors: "open `<path>`: <errno>", "read `<path>`: ...". */
+int fs_opendir_if_exists(const char *path, DIR **out, ck_error_t *err);
 
 /* rm -rf of path, not crossing into other filesystems (a mount point left
  * under it is an error), not following symlinks. */

@@ -281,12 +281,41 @@ static void test_rfc3339(void **state)
         assert_true(fs_now_real_ns() > 1700000000LL * 1000000000LL);
 }
 
+/* fs_opendir_if_exists: a directory opened close-on-exec, an absent one
+ * NULL without error, a file an error naming it. */
+static void test_opendir_if_exists(void **state)
+{
+        (void)state;
+        char *dir = make_tmpdir();
+        ck_error_t err = NULL;
+        DIR *d = NULL;
+        assert_int_equal(fs_opendir_if_exists(dir, &d, &err), 0);
+        assert_non_null(d);
+        assert_true(fcntl(dirfd(d), F_GETFD) & FD_CLOEXEC);
+        closedir(d);
+        char *absent = xasprintf("%s/absent", dir);
+        assert_int_equal(fs_opendir_if_exists(absent, &d, &err), 0);
+        assert_null(d);
+        char *file = xasprintf("%s/file", dir);
+        write_plain(file, "x");
+        assert_int_equal(fs_opendir_if_exists(file, &d, &err), -1);
+        assert_null(d);
+        char *want = xasprintf("open `%s`: Not a directory", file);
+        assert_string_equal(ck_error_msg(err), want);
+        ck_error_release(&err);
+        free(want);
+        free(file);
+        free(absent);
+        remove_tmpdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_write_atomic_content_and_mode),
             cmocka_unit_test(test_write_atomic_missing_dir_fails_cleanly),
             cmocka_unit_test(test_read_file_limit),
+            cmocka_unit_test(test_opendir_if_exists),
             cmocka_unit_test(test_mkdir_p),
             cmocka_unit_test(test_open_beneath_openat2),
             cmocka_unit_test(test_open_beneath_walk_fallback),
