@@ -271,6 +271,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_duration(kc, "imageMaximumGCAge", cfg->image_maximum_gc_age_ms);
         put(kc, "imageGCHighThresholdPercent", json_integer(cfg->image_gc_high_threshold_percent));
         put(kc, "imageGCLowThresholdPercent", json_integer(cfg->image_gc_low_threshold_percent));
+        put_duration(kc, "volumeStatsAggPeriod", cfg->volume_stats_agg_period_ms);
         put_string_omitempty(kc, "cgroupRoot", cfg->cgroup_root);
         put(kc, "cgroupsPerQOS", json_boolean(cfg->cgroups_per_qos));
         put_string_omitempty(kc, "cgroupDriver", cfg->cgroup_driver);
@@ -281,6 +282,13 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put(kc, "kubeAPIQPS", json_integer(cfg->kube_api_qps));
         put_int_omitempty(kc, "kubeAPIBurst", cfg->kube_api_burst);
         put(kc, "serializeImagePulls", json_boolean(cfg->serialize_image_pulls));
+        put_map_omitempty(kc, "evictionHard", &cfg->eviction_hard);
+        put_map_omitempty(kc, "evictionSoft", &cfg->eviction_soft);
+        put_map_omitempty(kc, "evictionSoftGracePeriod", &cfg->eviction_soft_grace);
+        put_duration(kc, "evictionPressureTransitionPeriod", cfg->eviction_pressure_transition_ms);
+        put_int_omitempty(kc, "evictionMaxPodGracePeriod", cfg->eviction_max_pod_grace_period);
+        put_map_omitempty(kc, "evictionMinimumReclaim", &cfg->eviction_minimum_reclaim);
+        put(kc, "mergeDefaultEvictionSettings", json_boolean(cfg->merge_default_eviction_settings));
         put(kc, "failSwapOn", json_boolean(cfg->fail_swap_on));
         /* a string with omitempty, then three pointers (always set) */
         put_string_omitempty(kc, "containerLogMaxSize", cfg->container_log_max_size);

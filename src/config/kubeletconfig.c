@@ -176,6 +176,8 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
         cfg->max_dead_per_container = 1;
+        cfg->eviction_pressure_transition_ms = KCFG_DEFAULT_EVICTION_TRANSITION_MS;
+        cfg->volume_stats_agg_period_ms = KCFG_DEFAULT_VOLUME_STATS_AGG_MS;
         cfg->max_dead_containers = -1;
         cfg->image_gc_high_threshold_percent = KCFG_DEFAULT_IMAGE_GC_HIGH;
         cfg->image_gc_low_threshold_percent = KCFG_DEFAULT_IMAGE_GC_LOW;
@@ -247,6 +249,10 @@ void kubelet_config_release(struct kubelet_config *cfg)
         kcfg_kv_clear(&cfg->node_labels);
         kcfg_kv_clear(&cfg->system_reserved);
         kcfg_kv_clear(&cfg->kube_reserved);
+        kcfg_kv_clear(&cfg->eviction_hard);
+        kcfg_kv_clear(&cfg->eviction_soft);
+        kcfg_kv_clear(&cfg->eviction_soft_grace);
+        kcfg_kv_clear(&cfg->eviction_minimum_reclaim);
 }
 
 void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
@@ -262,9 +268,17 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
         memset(&dst->node_labels, 0, sizeof(dst->node_labels));
         memset(&dst->system_reserved, 0, sizeof(dst->system_reserved));
         memset(&dst->kube_reserved, 0, sizeof(dst->kube_reserved));
+        memset(&dst->eviction_hard, 0, sizeof(dst->eviction_hard));
+        memset(&dst->eviction_soft, 0, sizeof(dst->eviction_soft));
+        memset(&dst->eviction_soft_grace, 0, sizeof(dst->eviction_soft_grace));
+        memset(&dst->eviction_minimum_reclaim, 0, sizeof(dst->eviction_minimum_reclaim));
         kcfg_kv_copy(&dst->node_labels, &src->node_labels);
         kcfg_kv_copy(&dst->system_reserved, &src->system_reserved);
         kcfg_kv_copy(&dst->kube_reserved, &src->kube_reserved);
+        kcfg_kv_copy(&dst->eviction_hard, &src->eviction_hard);
+        kcfg_kv_copy(&dst->eviction_soft, &src->eviction_soft);
+        kcfg_kv_copy(&dst->eviction_soft_grace, &src->eviction_soft_grace);
+        kcfg_kv_copy(&dst->eviction_minimum_reclaim, &src->eviction_minimum_reclaim);
 }
 
 /* nodeutil.GetHostname: the override or the kernel's hostname, trimmed of

@@ -78,6 +78,20 @@ struct kubelet_config {
         int32_t image_gc_low_threshold_percent;  /* --image-gc-low-threshold, 80 */
         int64_t image_minimum_gc_age_ms;         /* --minimum-image-ttl-duration, 2m */
         int64_t image_maximum_gc_age_ms;         /* imageMaximumGCAge, 0: off */
+        /* eviction (src/eviction): evictionHard with a config file and no
+         * evictionHard is upstream's DefaultEvictionHard (and with
+         * mergeDefaultEvictionSettings, its signals the file leaves out);
+         * without a config file, no threshold, as upstream */
+        struct kv_list eviction_hard;            /* --eviction-hard sig<val,... */
+        struct kv_list eviction_soft;            /* --eviction-soft */
+        struct kv_list eviction_soft_grace;      /* --eviction-soft-grace-period sig=dur */
+        struct kv_list eviction_minimum_reclaim; /* --eviction-minimum-reclaim sig=val */
+        int64_t eviction_pressure_transition_ms; /* --eviction-pressure-transition-period, 5m */
+        int32_t eviction_max_pod_grace_period;   /* --eviction-max-pod-grace-period, 0 */
+        bool merge_default_eviction_settings;    /* mergeDefaultEvictionSettings */
+        /* --volume-stats-agg-period / volumeStatsAggPeriod, 1m (negative:
+         * no volume stats) */
+        int64_t volume_stats_agg_period_ms;
         /* container log rotation (src/logs/container_log_manager.h) */
         char *container_log_max_size;              /* --container-log-max-size, "10Mi" */
         int32_t container_log_max_files;           /* --container-log-max-files, 5 */

@@ -111,6 +111,16 @@ static const struct field_def fields[] = {
     F("containerLogMonitorInterval", FT_DURATION, container_log_monitor_interval_ms, NULL, 0),
     F("systemReserved", FT_MAP, system_reserved, NULL, 0),
     F("kubeReserved", FT_MAP, kube_reserved, NULL, 0),
+    F("evictionHard", FT_MAP, eviction_hard, NULL, 0),
+    F("evictionSoft", FT_MAP, eviction_soft, NULL, 0),
+    F("evictionSoftGracePeriod", FT_MAP, eviction_soft_grace, NULL, 0),
+    F("evictionMinimumReclaim", FT_MAP, eviction_minimum_reclaim, NULL, 0),
+    F("evictionPressureTransitionPeriod", FT_DURATION, eviction_pressure_transition_ms, NULL,
+      KCFG_DEFAULT_EVICTION_TRANSITION_MS),
+    F("evictionMaxPodGracePeriod", FT_INT32, eviction_max_pod_grace_period, NULL, 0),
+    F("mergeDefaultEvictionSettings", FT_BOOL, merge_default_eviction_settings, NULL, 0),
+    F("volumeStatsAggPeriod", FT_DURATION, volume_stats_agg_period_ms, NULL,
+      KCFG_DEFAULT_VOLUME_STATS_AGG_MS),
     F("registerNode", FT_BOOL, register_node, NULL, 0),
     F("containerRuntimeEndpoint", FT_STRING, container_runtime_endpoint,
       KCFG_DEFAULT_RUNTIME_ENDPOINT, 0),
@@ -437,6 +447,27 @@ static char *config_dir(const char *name)
         return dir;
 }
 
+/* upstream loadConfigFile: evictionHard absent from the file is
+ * DefaultEvictionHard; given, with mergeDefaultEvictionSettings, the
+ * defaults of the signals it leaves out are added */
+static void default_eviction_hard(struct kubelet_config *cfg, bool given)
+{
+        static const char *const defaults[][2] = {
+            {"memory.available", "100Mi"}, {"nodefs.available", "10%"},
+            {"nodefs.inodesFree", "5%"},   {"imagefs.available", "15%"},
+            {"imagefs.inodesFree", "5%"},
+        };
+        if (given && !cfg->merge_default_eviction_settings)
+                return;
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+                bool have = false;
+                for (size_t j = 0; j < cfg->eviction_hard.n && !have; j++)
+                        have = strcmp(cfg->eviction_hard.items[j].key, defaults[i][0]) == 0;
+                if (!have)
+                        kcfg_kv_set(&cfg->eviction_hard, defaults[i][0], defaults[i][1]);
+        }
+}
+
 static int decode_tree(struct kubelet_config *cfg, const char *name, json_t *root, ck_error_t *err)
 {
         if (!json_is_object(root))
@@ -470,6 +501,7 @@ static int decode_tree(struct kubelet_config *cfg, const char *name, json_t *roo
                 ret = ck_error_make(err, 0, "%s: strict decoding error: %s", name, d.unknown);
         if (ret == 0) {
                 apply_dependent_defaults(&d, cfg);
+                default_eviction_hard(&work, json_object_get(root, "evictionHard") != NULL);
                 if (d.ignored && LOG_V(1)) {
                         char *qpath = kcfg_quote(name), *qfields = kcfg_quote(d.ignored);
                         LOG_WARN("Ignoring KubeletConfiguration fields that ckubelet does not "

@@ -30,6 +30,7 @@ enum flag_kind {
         K_IP,        /* char *, an IP address or "" (kept) */
         K_STRINGS,   /* char ** comma list; the first use replaces, later ones append */
         K_MAP,       /* kv_list k=v,...; the first use replaces, later ones add */
+        K_LMAP,      /* kv_list k<v,... (pflag's LangleSeparatedMapStringString) */
         K_LABELS,    /* kv_list k=v,... (k alone: empty value); always adds */
         K_VERBOSITY, /* int, strconv.ParseUint(s, 10, 31) */
         K_HELP,
@@ -108,6 +109,25 @@ static const struct flag_def flag_defs[] = {
     {"enable-debugging-handlers", 0, K_BOOL, OFF(enable_debugging_handlers), true,
      "Enables server endpoints for log collection and local running of containers and commands"},
     {"enable-server", 0, K_BOOL, OFF(enable_server), true, "Enable the Kubelet's server"},
+    {"eviction-hard", 0, K_LMAP, OFF(eviction_hard), true,
+     "A set of eviction thresholds (e.g. memory.available<1Gi) that if met would trigger a pod "
+     "eviction"},
+    {"eviction-max-pod-grace-period", 0, K_INT32, OFF(eviction_max_pod_grace_period), true,
+     "Maximum allowed grace period (in seconds) to use when terminating pods in response to a "
+     "soft eviction threshold being met"},
+    {"eviction-minimum-reclaim", 0, K_MAP, OFF(eviction_minimum_reclaim), true,
+     "A set of minimum reclaims (e.g. imagefs.available=2Gi) that describes the minimum amount "
+     "of resource the kubelet will reclaim when performing a pod eviction"},
+    {"eviction-pressure-transition-period", 0, K_DURATION, OFF(eviction_pressure_transition_ms),
+     true,
+     "Duration for which the kubelet has to wait before transitioning out of an eviction "
+     "pressure condition"},
+    {"eviction-soft", 0, K_LMAP, OFF(eviction_soft), true,
+     "A set of eviction thresholds (e.g. memory.available<1.5Gi) that if met over a "
+     "corresponding grace period would trigger a pod eviction"},
+    {"eviction-soft-grace-period", 0, K_MAP, OFF(eviction_soft_grace), true,
+     "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long "
+     "a soft eviction threshold must hold before triggering a pod eviction"},
     {"fail-swap-on", 0, K_BOOL, OFF(fail_swap_on), true,
      "Makes the Kubelet fail to start if swap is enabled on the node"},
     {"file-check-frequency", 0, K_DURATION, OFF(file_check_frequency_ms), true,
@@ -189,6 +209,9 @@ static const struct flag_def flag_defs[] = {
      "x509 private key matching --tls-cert-file"},
     {"v", 'v', K_VERBOSITY, OFF(verbosity), false, "number for the log level verbosity"},
     {"version", 0, K_VERSION, 0, false, "Print version information and quit"},
+    {"volume-stats-agg-period", 0, K_DURATION, OFF(volume_stats_agg_period_ms), true,
+     "Specifies interval for kubelet to calculate and cache the volume disk usage for all pods "
+     "and volumes (negative: no volume calculations)"},
 };
 
 #define N_FLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
@@ -250,7 +273,7 @@ static char *trim_dup(const char *s, size_t len)
 }
 
 /* cliflag.MapStringString (first_use clears) or ConfigurationMap (labels). */
-static int set_map(struct kv_list *l, const char *value, bool labels, bool first_use,
+static int set_map(struct kv_list *l, const char *value, bool labels, char sep, bool first_use,
                    ck_error_t *err)
 {
         if (!labels && first_use)
@@ -260,10 +283,10 @@ static int set_map(struct kv_list *l, const char *value, bool labels, bool first
                 const char *comma = strchr(p, ',');
                 size_t len = comma ? (size_t)(comma - p) : strlen(p);
                 if (len > 0) {
-                        const char *eq = memchr(p, '=', len);
+                        const char *eq = memchr(p, sep, len);
                         if (eq == NULL && !labels)
                                 return ck_error_make(err, 0,
-                                                     "malformed pair, expect string=string");
+                                                     "malformed pair, expect string%cstring", sep);
                         char *k = trim_dup(p, eq ? (size_t)(eq - p) : len);
                         char *v = eq ? trim_dup(eq + 1, len - (size_t)(eq - p) - 1) : xstrdup("");
                         kcfg_kv_set(l, k, v);
@@ -365,8 +388,10 @@ static int set_flag(struct parse_state *st, const struct flag_def *f, const char
                 set_strings((char ***)base, value, first_use);
                 break;
         case K_MAP:
+        case K_LMAP:
         case K_LABELS:
-                if (set_map((struct kv_list *)base, value, f->kind == K_LABELS, first_use, err) < 0)
+                if (set_map((struct kv_list *)base, value, f->kind == K_LABELS,
+                            f->kind == K_LMAP ? '<' : '=', first_use, err) < 0)
                         return invalid_value(f, value, err);
                 break;
         case K_VERBOSITY: {
@@ -604,6 +629,8 @@ static const char *type_name(enum flag_kind k)
         case K_MAP:
         case K_LABELS:
                 return "mapStringString";
+        case K_LMAP:
+                return "mapStringString";
         case K_VERBOSITY:
                 return "Level";
         case K_BOOL:
@@ -644,6 +671,7 @@ static char *default_text(const struct flag_def *f, const struct kubelet_config 
                 return xasprintf(" (default %s)", buf);
         case K_STRINGS:
         case K_MAP:
+        case K_LMAP:
         case K_LABELS:
         case K_VERBOSITY:
         case K_HELP:

@@ -49,12 +49,6 @@ static const char *const upstream_fields[] = {
     "enforceNodeAllocatable",
     "eventBurst",
     "eventRecordQPS",
-    "evictionHard",
-    "evictionMaxPodGracePeriod",
-    "evictionMinimumReclaim",
-    "evictionPressureTransitionPeriod",
-    "evictionSoft",
-    "evictionSoftGracePeriod",
     "failCgroupV1",
     "failSwapOn",
     "featureGates",
@@ -82,7 +76,6 @@ static const char *const upstream_fields[] = {
     "memoryManagerPolicy",
     "memorySwap",
     "memoryThrottlingFactor",
-    "mergeDefaultEvictionSettings",
     "nodeLeaseDurationSeconds",
     "nodeStatusMaxImages",
     "nodeStatusReportFrequency",
@@ -134,7 +127,6 @@ static const char *const upstream_fields[] = {
     "tracing",
     "userNamespaces",
     "volumePluginDir",
-    "volumeStatsAggPeriod",
 };
 
 bool kcfg_upstream_field_known(const char *field)
@@ -170,12 +162,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"event-qps", KCFG_IGN_INT32},
     {"event-storage-age-limit", KCFG_IGN_STRING},
     {"event-storage-event-limit", KCFG_IGN_STRING},
-    {"eviction-hard", KCFG_IGN_STRING},
-    {"eviction-max-pod-grace-period", KCFG_IGN_INT32},
-    {"eviction-minimum-reclaim", KCFG_IGN_STRING},
-    {"eviction-pressure-transition-period", KCFG_IGN_DURATION},
-    {"eviction-soft", KCFG_IGN_STRING},
-    {"eviction-soft-grace-period", KCFG_IGN_STRING},
     {"exit-on-lock-contention", KCFG_IGN_BOOL},
     {"experimental-allocatable-ignore-eviction", KCFG_IGN_BOOL},
     {"experimental-mounter-path", KCFG_IGN_STRING},
@@ -236,7 +222,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"topology-manager-scope", KCFG_IGN_STRING},
     {"vmodule", KCFG_IGN_STRING},
     {"volume-plugin-dir", KCFG_IGN_STRING},
-    {"volume-stats-agg-period", KCFG_IGN_DURATION},
 };
 
 const struct kcfg_ignored_flag *kcfg_upstream_ignored_flag(const char *name)

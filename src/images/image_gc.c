@@ -313,8 +313,11 @@ static void free_candidates(struct candidate *c, size_t n)
         free(c);
 }
 
-int image_gc_collect(struct image_gc *gc, const struct image_gc_ops *ops, int64_t now_ms,
-                     ck_error_t *err)
+/* upstream imagesInEvictionOrder: the runtime listed, the records
+ * updated, the candidates in order */
+static int images_in_eviction_order(struct image_gc *gc, const struct image_gc_ops *ops,
+                                    int64_t now_ms, struct candidate **c, size_t *n,
+                                    ck_error_t *err)
 {
         struct image_gc_listing l = {0};
         if (ops->list(ops->ctx, &l, err) < 0) {
@@ -322,9 +325,18 @@ int image_gc_collect(struct image_gc *gc, const struct image_gc_ops *ops, int64_
                 return -1;
         }
         detect(gc, &l, now_ms);
-        size_t n = 0;
-        struct candidate *c = eviction_order(gc, &l, &n);
+        *c = eviction_order(gc, &l, n);
         image_gc_listing_release(&l);
+        return 0;
+}
+
+int image_gc_collect(struct image_gc *gc, const struct image_gc_ops *ops, int64_t now_ms,
+                     ck_error_t *err)
+{
+        size_t n = 0;
+        struct candidate *c = NULL;
+        if (images_in_eviction_order(gc, ops, now_ms, &c, &n, err) < 0)
+                return -1;
         int ret = free_old_images(gc, ops, c, n, now_ms, err);
         if (ret < 0)
                 goto out;
@@ -370,6 +382,20 @@ int image_gc_collect(struct image_gc *gc, const struct image_gc_ops *ops, int64_
                 ret = ck_error_make(err, 0, "%s", msg);
         }
 out:
+        free_candidates(c, n);
+        return ret;
+}
+
+int image_gc_delete_unused(struct image_gc *gc, const struct image_gc_ops *ops, int64_t now_ms,
+                           ck_error_t *err)
+{
+        LOG_INFO(0, "Attempting to delete unused images");
+        size_t n = 0;
+        struct candidate *c = NULL;
+        if (images_in_eviction_order(gc, ops, now_ms, &c, &n, err) < 0)
+                return -1;
+        int64_t freed = 0;
+        int ret = free_space(gc, ops, c, n, INT64_MAX, now_ms, &freed, err);
         free_candidates(c, n);
         return ret;
 }

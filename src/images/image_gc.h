@@ -96,6 +96,12 @@ void image_gc_free(struct image_gc *gc);
 int image_gc_collect(struct image_gc *gc, const struct image_gc_ops *ops, int64_t now_ms,
                      ck_error_t *err);
 
+/* upstream DeleteUnusedImages (the eviction manager's reclaim): every
+ * unused, unpinned image at least the minimum age old, whatever the
+ * thresholds.  Errors: the listing, or removals that failed. */
+int image_gc_delete_unused(struct image_gc *gc, const struct image_gc_ops *ops, int64_t now_ms,
+                           ck_error_t *err);
+
 /* Tests: the number of images on record. */
 size_t image_gc_records(const struct image_gc *gc);
 

@@ -63,15 +63,22 @@ void admission_pod_requests_actual(const struct pod *pod, const json_t *actual, 
         *memory = init_mem > mem ? init_mem : mem;
 }
 
-int64_t admission_pod_extended_request(const struct pod *pod, const char *name)
+/* upstream's effective request (or limit) of one resource: the app containers and
+ * sidecars summed, against each init container with the sidecars before
+ * it, the larger */
+static int64_t effective_of(const struct pod *pod, bool limits,
+                            int64_t (*of)(const struct resource_list *l, const char *name),
+                            const char *name)
 {
         int64_t sum = 0, side = 0, init = 0;
-        for (size_t i = 0; i < pod->n_containers; i++)
-                sum = ck_add_sat(
-                    sum, resource_list_extended(&pod->containers[i].resources.requests, name));
+        for (size_t i = 0; i < pod->n_containers; i++) {
+                const struct resource_requirements *rr = &pod->containers[i].resources;
+                sum = ck_add_sat(sum, of(limits ? &rr->limits : &rr->requests, name));
+        }
         for (size_t i = 0; i < pod->n_init_containers; i++) {
                 const struct container *c = &pod->init_containers[i];
-                int64_t r = resource_list_extended(&c->resources.requests, name), need;
+                const struct resource_requirements *rr = &c->resources;
+                int64_t r = of(limits ? &rr->limits : &rr->requests, name), need;
                 if (container_is_sidecar(c)) {
                         sum = ck_add_sat(sum, r);
                         side = ck_add_sat(side, r);
@@ -82,6 +89,32 @@ int64_t admission_pod_extended_request(const struct pod *pod, const char *name)
                 init = need > init ? need : init;
         }
         return init > sum ? init : sum;
+}
+
+int64_t admission_pod_extended_request(const struct pod *pod, const char *name)
+{
+        return effective_of(pod, false, resource_list_extended, name);
+}
+
+static int64_t ephemeral_of(const struct resource_list *l, const char *name)
+{
+        (void)name;
+        return l->has_ephemeral_storage ? l->ephemeral_storage : 0;
+}
+
+int64_t admission_pod_ephemeral_storage_request(const struct pod *pod)
+{
+        return effective_of(pod, false, ephemeral_of, NULL);
+}
+
+int64_t admission_pod_ephemeral_storage_limit(const struct pod *pod, bool *has)
+{
+        *has = false;
+        for (size_t i = 0; i < pod->n_containers && !*has; i++)
+                *has = pod->containers[i].resources.limits.has_ephemeral_storage;
+        for (size_t i = 0; i < pod->n_init_containers && !*has; i++)
+                *has = pod->init_containers[i].resources.limits.has_ephemeral_storage;
+        return effective_of(pod, true, ephemeral_of, NULL);
 }
 
 void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)

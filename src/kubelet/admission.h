@@ -65,6 +65,11 @@ bool admission_apparmor_enabled(void);
 /* A pod's effective request of the extended resource name, as
  * admission_pod_requests counts cpu. */
 int64_t admission_pod_extended_request(const struct pod *pod, const char *name);
+/* The same of ephemeral-storage (the eviction manager's ranking). */
+int64_t admission_pod_ephemeral_storage_request(const struct pod *pod);
+/* upstream PodLimits of ephemeral-storage: the limits summed as the
+ * requests are; *has false when no container has one. */
+int64_t admission_pod_ephemeral_storage_limit(const struct pod *pod, bool *has);
 
 /* A pod's effective request (upstream resource helpers: the max of the sum of
  * app containers and each init container; sidecars add up), saturating. */

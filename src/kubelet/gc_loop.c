@@ -23,6 +23,10 @@
 struct gc_loop {
         struct kuberuntime *rt;
         bool containers; /* a node-wide limit to keep */
+        bool images;     /* periodic image GC (the records exist anyway: reclaim) */
+        /* held by a collection or a reclaim: the CRI clients and the image
+         * records are used by one of them at a time */
+        pthread_mutex_t work_lock;
         bool container_failed_before;
         struct image_gc *gc;                /* NULL: image GC off */
         struct cri_client *runtime, *image; /* image == runtime with one endpoint */
@@ -187,7 +191,10 @@ static void collect_images(struct gc_loop *g)
                                          .removed = gc_removed,
                                          .ctx = g};
         cleanup_error ck_error_t err = NULL;
-        if (image_gc_collect(g->gc, &ops, fs_now_mono_ms(), &err) < 0) {
+        pthread_mutex_lock(&g->work_lock);
+        int rc = image_gc_collect(g->gc, &ops, fs_now_mono_ms(), &err);
+        pthread_mutex_unlock(&g->work_lock);
+        if (rc < 0) {
                 if (g->failed_before) {
                         LOG_ERROR("Image garbage collection failed multiple times in a row",
                                   "err=\"%s\"", ck_error_msg(err));
@@ -209,7 +216,10 @@ static void collect_images(struct gc_loop *g)
 static void collect_containers(struct gc_loop *g)
 {
         cleanup_error ck_error_t err = NULL;
-        if (kuberuntime_gc_containers(g->rt, g->runtime, fs_now_real_ns(), &err) < 0) {
+        pthread_mutex_lock(&g->work_lock);
+        int rc = kuberuntime_gc_containers(g->rt, g->runtime, NULL, fs_now_real_ns(), &err);
+        pthread_mutex_unlock(&g->work_lock);
+        if (rc < 0) {
                 LOG_ERROR("Container garbage collection failed", "err=\"%s\"", ck_error_msg(err));
                 emit_node_warning(g, "ContainerGCFailed", ck_error_msg(err));
                 g->container_failed_before = true;
@@ -224,7 +234,7 @@ static void *gc_thread(void *arg)
         struct gc_loop *g = arg;
         int64_t now = fs_now_mono_ms();
         int64_t next_containers = g->containers ? now : INT64_MAX;
-        int64_t next_images = g->gc ? now : INT64_MAX;
+        int64_t next_images = g->images ? now : INT64_MAX;
         for (;;) {
                 now = fs_now_mono_ms();
                 if (now >= next_containers) {
@@ -265,18 +275,16 @@ int gc_loop_start(const struct gc_loop_options *o, struct gc_loop **out, ck_erro
         if (!images)
                 LOG_INFO(2, "ImageGCHighThresholdPercent is set 100 and ImageMaximumGCAge is 0, "
                             "Disable image GC");
-        if (!images && !o->container_limit)
-                return 0;
         int64_t period = 0;
         if (period_of_environment(&period, err) < 0)
                 return -1;
         struct gc_loop *g = xcalloc(1, sizeof(*g));
         g->rt = o->rt;
         g->containers = o->container_limit;
+        g->images = images;
         g->image_period_ms = period ? period : IMAGE_GC_PERIOD_MS;
         g->container_period_ms = period ? period : CONTAINER_GC_PERIOD_MS;
-        if (images)
-                g->gc = image_gc_new(&o->policy, fs_now_mono_ms());
+        g->gc = image_gc_new(&o->policy, fs_now_mono_ms());
         g->runtime = cri_client_new(o->runtime_endpoint, o->runtime_timeout_ms);
         g->image = o->image_endpoint && *o->image_endpoint &&
                            strcmp(o->image_endpoint, o->runtime_endpoint) != 0
@@ -287,12 +295,13 @@ int gc_loop_start(const struct gc_loop_options *o, struct gc_loop **out, ck_erro
         g->node_name = xstrdup(o->node_name);
         g->recorder = o->recorder;
         pthread_mutex_init(&g->lock, NULL);
+        pthread_mutex_init(&g->work_lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&g->cond, &ca);
         pthread_condattr_destroy(&ca);
-        int rc = pthread_create(&g->thread, NULL, gc_thread, g);
+        int rc = g->images || g->containers ? pthread_create(&g->thread, NULL, gc_thread, g) : 0;
         if (rc != 0) {
                 g->thread = 0;
                 gc_loop_stop(g);
@@ -320,6 +329,35 @@ void gc_loop_stop(struct gc_loop *g)
         free(g->pod_infra_image);
         free(g->node_name);
         pthread_mutex_destroy(&g->lock);
+        pthread_mutex_destroy(&g->work_lock);
         pthread_cond_destroy(&g->cond);
         free(g);
+}
+
+int gc_loop_reclaim(struct gc_loop *g, ck_error_t *err)
+{
+        const struct image_gc_ops ops = {.list = gc_list,
+                                         .remove = gc_remove,
+                                         .fs = gc_fs,
+                                         .event = gc_event,
+                                         .removed = gc_removed,
+                                         .ctx = g};
+        /* upstream DeleteAllUnusedContainers: every dead container of every
+         * pod old enough, then DeleteUnusedImages */
+        struct container_gc_policy all = {.min_age_ms = kuberuntime_options_gc(g->rt)->min_age_ms,
+                                          .max_per_pod_container = 0,
+                                          .max_containers = -1};
+        pthread_mutex_lock(&g->work_lock);
+        int rc = kuberuntime_gc_containers(g->rt, g->runtime, &all, fs_now_real_ns(), err);
+        if (rc < 0)
+                ck_error_wrap(err, "failed to garbage collect containers");
+        cleanup_error ck_error_t e = NULL;
+        if (image_gc_delete_unused(g->gc, &ops, fs_now_mono_ms(), &e) < 0 && rc == 0) {
+                rc = -1;
+                *err = e;
+                e = NULL;
+                ck_error_wrap(err, "failed to delete unused images");
+        }
+        pthread_mutex_unlock(&g->work_lock);
+        return rc;
 }

@@ -51,12 +51,20 @@ struct gc_loop_options {
 
 struct gc_loop;
 
-/* Starts the thread, unless neither collector has anything to do (then
- * *out is NULL; image GC's reason is logged, as upstream).  Errors: a bad
- * period in CKUBELET_GC_PERIOD. */
+/* Starts the thread, unless neither collector has anything to do
+ * periodically (image GC's reason is logged, as upstream; the object is
+ * made anyway, for gc_loop_reclaim).  Errors: a bad period in
+ * CKUBELET_GC_PERIOD. */
 int gc_loop_start(const struct gc_loop_options *o, struct gc_loop **out, ck_error_t *err);
 /* Stops the thread (a collection under way finishes first) and frees.
  * NULL-safe. */
 void gc_loop_stop(struct gc_loop *l);
+
+/* The eviction manager's reclaim of disk (upstream DeleteAllUnusedContainers
+ * then DeleteUnusedImages): every dead container old enough (the minimum
+ * age), then every unused image (the image GC's rules, its minimum age
+ * too), whatever the thresholds.  Thread-safe against the collections.
+ * Errors: the first that failed (the rest is still tried). */
+int gc_loop_reclaim(struct gc_loop *l, ck_error_t *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include "kubelet/admission.h"
 #include "devicemanager/devicemanager.h"
 #include "kubelet/kubelet_internal.h"
+#include "stats/stats.h"
 #include "kubelet/sysctl.h"
 #include "metrics/kubelet_metrics.h"
 #include "status/generate.h"
@@ -68,6 +69,7 @@ void kl_event_free(struct kl_event *ev)
                 pod_unref(ev->pods[i]);
         free(ev->pods);
         free(ev->uid);
+        free(ev->message);
         runtime_uids_free(ev->runtime_uids, ev->n_runtime_uids);
         free(ev);
 }
@@ -174,6 +176,7 @@ static void record_remove(struct kubelet *kl, struct pod_record *r)
         status_store_remove(kl->status, r->pod->uid);
         pod_unref(r->pod);
         kl_resize_record_free(r);
+        free(r->evict_message);
         *r = kl->loop.records[--kl->loop.n_records];
         kl_resize_pod_removed(kl, uid);
 }
@@ -200,6 +203,11 @@ static bool submit_grace(struct kubelet *kl, enum pod_work_kind kind, const stru
             .update_type = update_type,
             .first_seen_us = r ? r->first_seen_us : 0,
         };
+        if (kind == POD_WORK_SYNC && r && r->evict_message) {
+                w.evict_message = xstrdup(r->evict_message);
+                w.evict_grace_s = r->evict_grace_s;
+                w.evict_disruption = r->evict_disruption;
+        }
         return podworkers_submit(kl->workers, &w);
 }
 
@@ -380,8 +388,26 @@ static struct resource_count *node_extended(struct kubelet *kl, size_t *n)
         return l;
 }
 
+/* upstream's eviction admit handler, the first: under pressure, pods the
+ * node cannot take are refused (reason Evicted). */
+static bool admit_under_pressure(struct kubelet *kl, struct pod_record *r)
+{
+        unsigned conditions = eviction_loop_conditions(kl->eviction);
+        cleanup_free char *message = NULL;
+        if (eviction_admit(conditions, r->alloc, &message))
+                return true;
+        struct admission_result ar = {.admit = false};
+        snprintf(ar.reason, sizeof(ar.reason), "Evicted");
+        snprintf(ar.message, sizeof(ar.message), "%s", message);
+        r->admitted = true;
+        reject(kl, r, &ar);
+        return false;
+}
+
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
+        if (!admit_under_pressure(kl, r))
+                return;
         struct cm_node_resources res;
         cm_node_resources(kl->cm, &res);
         size_t n_ext = 0;
@@ -720,6 +746,99 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                 r->next_sync_ms = ev->next_retry_ms;
 }
 
+/* The eviction manager's decision: the record is stopped, Failed with
+ * reason Evicted, by its next sync (now). */
+static void handle_evict(struct kubelet *kl, struct kl_event *ev)
+{
+        struct pod_record *r = record_find(kl, ev->uid);
+        if (r == NULL || r->terminal || r->deleting || r->rejected || r->evict_message)
+                return;
+        r->evict_message = ev->message;
+        r->evict_grace_s = ev->grace_s;
+        r->evict_disruption = ev->disruption;
+        ev->message = NULL;
+        kl_sync_record(kl, r, "sync");
+}
+
+/* The pods the eviction manager may rank: admitted, not rejected, not
+ * terminal, not leaving, not evicted already (upstream's active pods). */
+static void free_active(struct pod **pods, size_t n, char **evicting, size_t n_evicting)
+{
+        for (size_t i = 0; i < n; i++)
+                pod_unref(pods[i]);
+        free(pods);
+        for (size_t i = 0; i < n_evicting; i++)
+                free(evicting[i]);
+        free(evicting);
+}
+
+static void publish_active(struct kubelet *kl)
+{
+        struct pod **active = xcalloc(kl->loop.n_records + 1, sizeof(*active));
+        char **evicting = xcalloc(kl->loop.n_records + 1, sizeof(*evicting));
+        size_t n = 0, n_evicting = 0;
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                const struct pod_record *r = &kl->loop.records[i];
+                if (!r->admitted || r->rejected || r->terminal || r->deleting ||
+                    api_phase_terminal(r->pod))
+                        continue;
+                if (r->evict_message)
+                        evicting[n_evicting++] = xstrdup(r->pod->uid);
+                else
+                        active[n++] = pod_ref(r->alloc ? r->alloc : r->pod);
+        }
+        pthread_mutex_lock(&kl->active_lock);
+        struct pod **old = kl->active;
+        size_t n_old = kl->n_active;
+        char **old_evicting = kl->evicting;
+        size_t n_old_evicting = kl->n_evicting;
+        kl->active = active;
+        kl->n_active = n;
+        kl->evicting = evicting;
+        kl->n_evicting = n_evicting;
+        pthread_mutex_unlock(&kl->active_lock);
+        free_active(old, n_old, old_evicting, n_old_evicting);
+}
+
+/* upstream PodIsFinished for the eviction manager's wait: neither active
+ * nor being evicted (stopped, or gone) */
+static bool pod_finished(void *ctx, const char *uid)
+{
+        struct kubelet *kl = ctx;
+        bool found = false;
+        pthread_mutex_lock(&kl->active_lock);
+        for (size_t i = 0; i < kl->n_active && !found; i++)
+                found = strcmp(kl->active[i]->uid, uid) == 0;
+        for (size_t i = 0; i < kl->n_evicting && !found; i++)
+                found = strcmp(kl->evicting[i], uid) == 0;
+        pthread_mutex_unlock(&kl->active_lock);
+        return !found;
+}
+
+static struct pod **active_pods(void *ctx, size_t *n)
+{
+        struct kubelet *kl = ctx;
+        pthread_mutex_lock(&kl->active_lock);
+        struct pod **out = xcalloc(kl->n_active + 1, sizeof(*out));
+        for (size_t i = 0; i < kl->n_active; i++)
+                out[i] = pod_ref(kl->active[i]);
+        *n = kl->n_active;
+        pthread_mutex_unlock(&kl->active_lock);
+        return out;
+}
+
+static void evict_pod(void *ctx, const struct pod *pod, const char *message, int64_t grace_s,
+                      bool disruption)
+{
+        struct kubelet *kl = ctx;
+        struct kl_event *ev = kl_event_new(KL_EV_EVICT);
+        ev->uid = xstrdup(pod->uid);
+        ev->message = xstrdup(message);
+        ev->grace_s = grace_s;
+        ev->disruption = disruption;
+        kl_queue_post(&kl->queue, ev);
+}
+
 static void handle_relist(struct kubelet *kl, struct kl_event *ev)
 {
         runtime_uids_free(kl->loop.runtime_uids, kl->loop.n_runtime_uids);
@@ -862,6 +981,9 @@ static void sync_loop(struct kubelet *kl)
                         case KL_EV_WORK_DONE:
                                 handle_work_done(kl, ev);
                                 break;
+                        case KL_EV_EVICT:
+                                handle_evict(kl, ev);
+                                break;
                         case KL_EV_STOP:
                                 break;
                         }
@@ -869,6 +991,7 @@ static void sync_loop(struct kubelet *kl)
                         if (stop)
                                 return;
                 }
+                publish_active(kl);
                 now = fs_now_mono_ms();
                 for (size_t i = 0; i < kl->loop.n_records; i++)
                         if (kl->loop.records[i].next_sync_ms <= now)
@@ -919,6 +1042,34 @@ static bool handler_supports_userns(void *ctx, const char *handler, char **error
         return runtime_state_handler_supports_userns(ctx, handler, error);
 }
 
+static struct eviction_kv *kv_of(const struct kv_list *l)
+{
+        struct eviction_kv *out = xcalloc(l->n + 1, sizeof(*out));
+        for (size_t i = 0; i < l->n; i++)
+                out[i] = (struct eviction_kv){l->items[i].key, l->items[i].value};
+        return out;
+}
+
+/* upstream ParseThresholdConfig (a bad threshold stops the kubelet);
+ * enforceNodeAllocatable is upstream's default ["pods"] when the pods have
+ * their cgroups (cgroupsPerQOS) */
+static int parse_eviction_config(const struct kubelet_config *cfg, struct eviction_config *out,
+                                 ck_error_t *err)
+{
+        cleanup_free struct eviction_kv *hard = kv_of(&cfg->eviction_hard);
+        cleanup_free struct eviction_kv *soft = kv_of(&cfg->eviction_soft);
+        cleanup_free struct eviction_kv *grace = kv_of(&cfg->eviction_soft_grace);
+        cleanup_free struct eviction_kv *reclaim = kv_of(&cfg->eviction_minimum_reclaim);
+        if (eviction_config_parse(hard, cfg->eviction_hard.n, soft, cfg->eviction_soft.n, grace,
+                                  cfg->eviction_soft_grace.n, reclaim,
+                                  cfg->eviction_minimum_reclaim.n, cfg->cgroups_per_qos, out,
+                                  err) < 0)
+                return ck_error_wrap(err, "eviction thresholds");
+        out->pressure_transition_ms = cfg->eviction_pressure_transition_ms;
+        out->max_pod_grace_period_s = cfg->eviction_max_pod_grace_period;
+        return 0;
+}
+
 int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error_t *err)
 {
         if (fs_mkdir_p(cfg->root_dir, 0750, err) < 0)
@@ -931,6 +1082,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
 
         struct kubelet *kl = xcalloc(1, sizeof(*kl));
         kl->cfg = cfg;
+        pthread_mutex_init(&kl->active_lock, NULL);
         pthread_mutex_init(&kl->queue.lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -942,6 +1094,10 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         kl->mount_backoff = backoff_new(MOUNT_RETRY_INITIAL_MS, SYNC_ERROR_BACKOFF_MS);
         kl->runtime_name = xstrdup("containerd");
         kl->node_ip = xstrdup(cfg->node_ip);
+        if (parse_eviction_config(cfg, &kl->eviction_cfg, err) < 0) {
+                kubelet_free(kl);
+                return -1;
+        }
 
         int64_t reserved_cpu = 0, reserved_mem = 0;
         const char *lists[] = {"system", "kube"};
@@ -1165,6 +1321,13 @@ static int node_images(void *opaque, struct node_image **out, size_t *n)
         return 0;
 }
 
+/* The eviction manager's conditions (none until it runs). */
+static unsigned node_pressure(void *opaque)
+{
+        struct kl_node_deps *nd = opaque;
+        return eviction_loop_conditions(atomic_load(&nd->eviction));
+}
+
 /* Registers the node and keeps its status and Lease current (src/node).
  * Started before the runtime is up: the node shows NotReady meanwhile. */
 static int start_node_agent(struct kubelet *kl, ck_error_t *err)
@@ -1187,12 +1350,27 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
             .reserved_cpu_milli = kl->reserved_cpu_milli,
             .reserved_memory = kl->reserved_memory,
             .runtime_ready = node_runtime_ready,
+            .pressure = node_pressure,
             .runtime_version = node_runtime_version,
             .device_resources = node_device_resources,
             .images = node_images,
             .max_images = cfg->node_status_max_images,
             .opaque = &kl->node,
         };
+        /* upstream hardEvictionReservation: the hard memory.available and
+         * nodefs.available thresholds */
+        for (size_t i = 0; i < kl->eviction_cfg.n; i++) {
+                const struct eviction_threshold *t = &kl->eviction_cfg.thresholds[i];
+                if (t->grace_period_ms != 0)
+                        continue;
+                if (t->signal == EVICTION_MEMORY_AVAILABLE) {
+                        no.eviction_memory_bytes = t->value.quantity;
+                        no.eviction_memory_fraction = t->value.percentage;
+                } else if (t->signal == EVICTION_NODEFS_AVAILABLE) {
+                        no.eviction_nodefs_bytes = t->value.quantity;
+                        no.eviction_nodefs_fraction = t->value.percentage;
+                }
+        }
         if (node_agent_start(&no, &kl->node_agent, err) < 0)
                 return ck_error_wrap(err, "node status");
         return 0;
@@ -1244,6 +1422,9 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                                             .status = kl->status,
                                             .pool = kl->api_pool};
         kmetrics_set_node_name(cfg->node_name);
+        if (kubelet_stats_provider_new(cfg, &kl->stats, err) < 0)
+                return -1;
+        so.stats = kl->stats;
         if (kubelet_server_start(&so, &kl->server, err) < 0)
                 return ck_error_wrap(err, "kubelet server");
         if (kl->api_cfg && start_node_agent(kl, err) < 0)
@@ -1278,6 +1459,20 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         };
         if (gc_loop_start(&go, &kl->gc, err) < 0)
                 return ck_error_wrap(err, "garbage collection");
+        struct eviction_loop_options eo = {
+            .config = &kl->eviction_cfg,
+            .stats = kl->stats,
+            .gc = kl->gc,
+            .recorder = kl->recorder,
+            .node_name = cfg->node_name,
+            .active_pods = active_pods,
+            .pod_finished = pod_finished,
+            .evict = evict_pod,
+            .ctx = kl,
+        };
+        if (eviction_loop_start(&eo, &kl->eviction, err) < 0)
+                return ck_error_wrap(err, "eviction manager");
+        atomic_store(&kl->node.eviction, kl->eviction);
         struct prober_options po = {
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
@@ -1348,6 +1543,11 @@ bool kubelet_free(struct kubelet *kl)
 {
         if (kl == NULL)
                 return true;
+        /* the eviction manager first: it reads the stats, the garbage
+         * collector and the active pods, and posts to the queue */
+        atomic_store(&kl->node.eviction, NULL);
+        eviction_loop_stop(kl->eviction);
+        kl->eviction = NULL;
         file_source_stop(kl->files);
         api_source_stop(kl->api);
         clm_stop(kl->log_manager);
@@ -1366,6 +1566,13 @@ bool kubelet_free(struct kubelet *kl)
         prober_free(kl->prober);
         kubelet_server_stop(kl->server);
         kl->server = NULL;
+        stats_provider_free(kl->stats); /* after the server, its user */
+        kl->stats = NULL;
+        eviction_config_release(&kl->eviction_cfg);
+        free_active(kl->active, kl->n_active, kl->evicting, kl->n_evicting);
+        kl->active = NULL;
+        kl->evicting = NULL;
+        kl->n_active = kl->n_evicting = 0;
         status_manager_stop(kl->sm);
         devicemanager_stop(kl->devices); /* after its users: workers, node status */
         cri_client_free(kl->node.cri);
@@ -1405,6 +1612,7 @@ bool kubelet_free(struct kubelet *kl)
         free(kl->node_ip);
         runtime_state_free(kl->runtime_state);
         pthread_mutex_destroy(&kl->queue.lock);
+        pthread_mutex_destroy(&kl->active_lock);
         pthread_cond_destroy(&kl->queue.cond);
         free(kl);
         return true;

@@ -10,6 +10,8 @@
 #include "cm/cm.h"
 #include "config/api_source.h"
 #include "config/file_source.h"
+#include "eviction/eviction.h"
+#include "kubelet/eviction_loop.h"
 #include "kubelet/gc_loop.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kubelet_server.h"
@@ -33,6 +35,7 @@ enum kl_event_type {
         KL_EV_POD_EVENT,  /* PLEG saw a change for uid */
         KL_EV_RELIST,     /* PLEG relisted: runtime uids (for housekeeping) */
         KL_EV_WORK_DONE,  /* a worker finished */
+        KL_EV_EVICT,      /* the eviction manager evicts uid (message, grace_s) */
         KL_EV_STOP,
 };
 
@@ -59,6 +62,10 @@ struct kl_event {
         bool ok;
         bool terminal;         /* the pod reached Succeeded/Failed and was stopped */
         int64_t next_retry_ms; /* CLOCK_MONOTONIC; 0 = none */
+        /* KL_EV_EVICT */
+        char *message;
+        int64_t grace_s;
+        bool disruption;
 };
 
 /* What the sync loop knows about one desired pod (upstream pod manager +
@@ -89,6 +96,11 @@ struct pod_record {
         int64_t next_sync_ms;
         int64_t first_seen_us;       /* when the record was made (CLOCK_MONOTONIC) */
         int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
+        /* evicted (the eviction manager): each sync stops it, Failed with
+         * reason Evicted and this message; NULL: not evicted */
+        char *evict_message;
+        int64_t evict_grace_s;
+        bool evict_disruption; /* a DisruptionTarget condition too */
 };
 
 /* A write to the apiserver asked for recently (not asked again meanwhile). */
@@ -135,7 +147,9 @@ struct kl_node_deps {
         struct runtime_state *runtime_state;
         struct devicemanager *devices;
         _Atomic(struct pleg *) pleg; /* set once the PLEG runs */
-        struct cri_client *cri;      /* made on first use */
+        /* set once the eviction manager runs: the pressure conditions */
+        _Atomic(struct eviction_loop *) eviction;
+        struct cri_client *cri; /* made on first use */
         /* the runtime's images, listed every 30 s (upstream's image
          * manager cache): the last good list stays when a listing fails */
         struct node_image *images;
@@ -189,7 +203,17 @@ struct kubelet {
         /* container log rotation (NULL when disabled), its runtime settings */
         struct clm *log_manager;
         struct clm_cri log_cri;
-        struct gc_loop *gc; /* the garbage collectors; NULL when both are off */
+        struct gc_loop *gc;           /* the garbage collectors */
+        struct stats_provider *stats; /* the Summary: the server, the eviction manager */
+        struct eviction_config eviction_cfg;
+        struct eviction_loop *eviction; /* NULL without thresholds */
+        /* the admitted, non-terminal pods (references), published by the
+         * sync loop for the eviction manager's thread */
+        pthread_mutex_t active_lock;
+        struct pod **active;
+        size_t n_active;
+        char **evicting; /* UIDs evicted and not yet stopped */
+        size_t n_evicting;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 

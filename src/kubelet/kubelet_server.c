@@ -45,6 +45,7 @@ struct kubelet_server {
         struct status_store *status;
         struct server_auth *auth;
         struct stats_provider *stats;      /* /stats/summary, /metrics/resource */
+        bool own_stats;                    /* made here (none was given) */
         struct metrics_registry *resource; /* /metrics/resource's registry */
         struct metrics_registry *cadvisor; /* /metrics/cadvisor's registry */
         struct httpd *secure, *readonly, *healthz;
@@ -1024,14 +1025,9 @@ static int start_plain(struct kubelet_server *srv, const char *name, const char 
         return 0;
 }
 
-int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_server **out,
-                         ck_error_t *err)
+int kubelet_stats_provider_new(const struct kubelet_config *cfg, struct stats_provider **out,
+                               ck_error_t *err)
 {
-        const struct kubelet_config *cfg = o->cfg;
-        struct kubelet_server *srv = xcalloc(1, sizeof(*srv));
-        srv->cfg = cfg;
-        srv->status = o->status;
-        atomic_init(&srv->stopping, false);
         struct stats_options sto = {
             .node_name = cfg->node_name,
             .root_dir = cfg->root_dir,
@@ -1041,10 +1037,27 @@ int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
             .cgroup_root = cfg->cgroup_root,
             .cgroups_per_qos = cfg->cgroups_per_qos,
+            /* the provider's 0 is its default; a negative one: none */
+            .volume_stats_period_ms = cfg->volume_stats_agg_period_ms,
         };
-        if (stats_provider_new(&sto, &srv->stats, err) < 0) {
-                ck_error_wrap(err, "stats provider");
-                goto fail;
+        if (stats_provider_new(&sto, out, err) < 0)
+                return ck_error_wrap(err, "stats provider");
+        return 0;
+}
+
+int kubelet_server_start(const struct kubelet_server_options *o, struct kubelet_server **out,
+                         ck_error_t *err)
+{
+        const struct kubelet_config *cfg = o->cfg;
+        struct kubelet_server *srv = xcalloc(1, sizeof(*srv));
+        srv->cfg = cfg;
+        srv->status = o->status;
+        atomic_init(&srv->stopping, false);
+        srv->stats = o->stats;
+        if (srv->stats == NULL) {
+                if (kubelet_stats_provider_new(cfg, &srv->stats, err) < 0)
+                        goto fail;
+                srv->own_stats = true;
         }
         srv->resource = metrics_registry_new();
         if (stats_register_resource_metrics(srv->resource, srv->stats, err) < 0) {
@@ -1154,7 +1167,8 @@ void kubelet_server_stop(struct kubelet_server *s)
         /* no handler runs any more: the registry's collectors use the provider */
         metrics_registry_free(s->resource);
         metrics_registry_free(s->cadvisor);
-        stats_provider_free(s->stats);
+        if (s->own_stats)
+                stats_provider_free(s->stats);
         server_auth_free(s->auth);
         free(s);
 }

@@ -42,6 +42,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+struct stats_provider;
+
 struct kubelet_server_options {
         const struct kubelet_config *cfg; /* borrowed: addresses, ports, TLS and auth settings */
         /* -1: from cfg (off where cfg says 0, and the secure port off with
@@ -51,7 +53,16 @@ struct kubelet_server_options {
         int healthz_port;
         struct status_store *status; /* borrowed: the pods and their statuses */
         struct rest_pool *pool;      /* borrowed; NULL in standalone mode */
+        /* borrowed (outlives the server): the Summary and the resource
+         * metrics; NULL: the server makes its own */
+        struct stats_provider *stats;
 };
+
+/* The kubelet's stats provider for cfg (its node name, root and log
+ * directories, runtime endpoints, cgroup root).  Errors: "stats provider:
+ * ...". */
+int kubelet_stats_provider_new(const struct kubelet_config *cfg, struct stats_provider **out,
+                               ck_error_t *err);
 
 struct kubelet_server;
 

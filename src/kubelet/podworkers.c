@@ -43,6 +43,7 @@ void pod_work_clear(struct pod_work *w)
         pod_unref(w->pod);
         free(w->name);
         free(w->namespace);
+        free(w->evict_message);
         memset(w, 0, sizeof(*w));
 }
 

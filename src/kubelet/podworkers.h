@@ -30,6 +30,11 @@ struct pod_work {
         char *name;      /* orphans: from the runtime labels; may be NULL */
         char *namespace;
         int64_t grace_s; /* kill: -1 = the pod's own */
+        /* sync: the eviction manager evicts the pod (its message, the grace
+         * period of the kill); NULL: none */
+        char *evict_message;
+        int64_t evict_grace_s;
+        bool evict_disruption; /* with a DisruptionTarget condition */
         /* what made the sync loop submit it, as upstream's SyncPodType:
          * "create", "update" or "sync" (a static string): the
          * operation_type of kubelet_pod_worker_duration_seconds; NULL

@@ -43,6 +43,11 @@ static const char *merge_key(const char *field)
         return NULL;
 }
 
+static const char *status_str_or(const json_t *v)
+{
+        return json_is_string(v) ? json_string_value(v) : "";
+}
+
 static bool element_owned(const char *field, const json_t *e)
 {
         if (strcmp(field, "conditions") != 0)
@@ -81,9 +86,17 @@ static json_t *diff_keyed_list(const char *field, const char *key, const json_t 
         json_t *e;
         json_array_foreach(new_list, i, e)
         {
-                if (!element_owned(field, e))
-                        continue;
                 const json_t *o = find_by_key(old, key, json_object_get(e, key));
+                /* upstream's conditions shared by the kubelet: its
+                 * DisruptionTarget (an eviction) replaces or adds the
+                 * apiserver's; never deleted */
+                bool shared =
+                    strcmp(field, "conditions") == 0 &&
+                    strcmp(status_str_or(json_object_get(e, "type")), "DisruptionTarget") == 0;
+                if (shared && o != NULL && json_equal(o, e))
+                        continue;
+                if (!shared && !element_owned(field, e))
+                        continue;
                 json_array_append_new(out, o ? diff_value(o, e) : json_deep_copy(e));
         }
         json_array_foreach(old, i, e)

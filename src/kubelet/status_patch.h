@@ -8,7 +8,9 @@
  * null.  Only what the kubelet owns is written:
  *  - conditions of the kubelet's types (status_condition_owned_by_kubelet),
  *    matched by type; a vanished one gets {"$patch": "delete"}; conditions
- *    of other writers (readiness gates, DisruptionTarget) are left alone;
+ *    of other writers (readiness gates, DisruptionTarget) are left alone,
+ *    but for the kubelet's own DisruptionTarget (an eviction: upstream's
+ *    condition "shared by kubelet"), which replaces or adds the old one;
  *  - the top-level fields the kubelet sets (phase, message, reason, IPs,
  *    startTime, container statuses, qosClass...); others (nominatedNodeName
  *    of the scheduler, resourceClaimStatuses of DRA) are left alone;

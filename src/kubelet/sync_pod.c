@@ -81,7 +81,7 @@ static const char *update_status_failed(struct kl_sync_deps *d, const struct pod
                                         const struct runtime_pod_status *rs,
                                         const struct kuberuntime_sync_result *sync,
                                         bool network_ready, const char *fail_reason,
-                                        const char *fail_message)
+                                        const char *fail_message, const char *disruption)
 {
         cleanup_json json_t *old = last_status(d, pod);
         struct kv_list readiness = {0}, startup = {0};
@@ -94,6 +94,7 @@ static const char *update_status_failed(struct kl_sync_deps *d, const struct pod
         in.reject_reason = fail_reason;
         in.reject_message = fail_message;
         in.terminal_failed = fail_reason != NULL;
+        in.disruption_message = disruption;
         const char *phase = status_phase(&in);
         status_store_set_status(d->status, pod->uid, status_generate(&in));
         status_manager_notify(d->sm);
@@ -107,7 +108,7 @@ static const char *update_status(struct kl_sync_deps *d, const struct pod *pod,
                                  const struct runtime_pod_status *rs,
                                  const struct kuberuntime_sync_result *sync, bool network_ready)
 {
-        return update_status_failed(d, pod, rs, sync, network_ready, NULL, NULL);
+        return update_status_failed(d, pod, rs, sync, network_ready, NULL, NULL, NULL);
 }
 
 /* The phase the pod has now (upstream getPhase), without storing a status. */
@@ -291,7 +292,8 @@ static void update_resize_condition(struct kl_sync_deps *d, const struct pod *po
 /* The sync of a pod that should run (steps of upstream SyncPod).
  * first_seen_us: when the kubelet first saw it (CLOCK_MONOTONIC us). */
 static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *pod,
-                    int64_t first_seen_us, bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
+                    int64_t first_seen_us, const char *evict, int64_t evict_grace_s,
+                    bool evict_disruption, bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
 {
         struct runtime_pod_status *rs = NULL;
         struct kuberuntime_sync_result result = {0};
@@ -342,6 +344,30 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
          * counts twice, kept as upstream has it */
         if (first_status)
                 observe_pod_start(first_seen_us);
+        if (evict != NULL) {
+                /* upstream's eviction manager (killPodFunc with its status
+                 * function): Failed, reason Evicted, a DisruptionTarget
+                 * condition; the status first, then the kill */
+                LOG_INFO(0, "Evicting pod", "pod=\"%s\" gracePeriod=%lld message=\"%s\"",
+                         pod_full_name(pod), (long long)evict_grace_s, evict);
+                update_status_failed(d, pod, rs, NULL, net_ready, "Evicted", evict,
+                                     evict_disruption ? evict : NULL);
+                prober_remove_pod(d->prober, pod->uid);
+                if (kuberuntime_kill_pod(d->rt, cri, pod, rs, evict_grace_s, err) < 0) {
+                        ck_error_wrap(err, "stop evicted pod");
+                        goto out;
+                }
+                write_stopped_status(d, cri, pod, "Evicted", evict, false);
+                /* its volumes go with it (upstream tears them down once the
+                 * pod is terminated): an emptyDir filling the disk is freed */
+                if (volume_cleanup_pod(d->cfg->root_dir, pod->uid, err) < 0) {
+                        ck_error_wrap(err, "remove the evicted pod's volumes");
+                        goto out;
+                }
+                *terminal = true;
+                ret = 0;
+                goto out;
+        }
         int64_t deadline_check_ms = 0;
         if (past_active_deadline(d, pod, &deadline_check_ms)) {
                 LOG_INFO(0, "Pod was active on the node longer than the specified deadline",
@@ -351,7 +377,8 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                  * may then take their grace period (as upstream). */
                 update_status_failed(d, pod, rs, NULL, net_ready, "DeadlineExceeded",
                                      "Pod was active on the node longer than the specified "
-                                     "deadline");
+                                     "deadline",
+                                     NULL);
                 prober_remove_pod(d->prober, pod->uid);
                 if (kuberuntime_kill_pod(d->rt, cri, pod, rs, -1, err) < 0) {
                         ck_error_wrap(err, "stop pod past its active deadline");
@@ -463,7 +490,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                          w->uid);
                 int64_t cri_before_us = cri_client_busy_us(cri);
                 int64_t start_us = fs_now_mono_us();
-                r = sync_pod(d, cri, w->pod, w->first_seen_us, &terminal, &next_retry, &err);
+                r = sync_pod(d, cri, w->pod, w->first_seen_us, w->evict_message, w->evict_grace_s,
+                             w->evict_disruption, &terminal, &next_retry, &err);
                 if (r < 0)
                         LOG_ERROR("Error syncing pod, skipping",
                                   "err=\"%s\" pod=\"%s\" podUID=\"%s\"", ck_error_msg(err),

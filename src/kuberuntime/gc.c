@@ -115,11 +115,17 @@ static const char *label_of(const Runtime__V1__Container *c, const char *key)
         return NULL;
 }
 
-int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri, int64_t now_ns,
+const struct container_gc_policy *kuberuntime_options_gc(const struct kuberuntime *rt)
+{
+        return &rt->opts.gc;
+}
+
+int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
+                              const struct container_gc_policy *policy, int64_t now_ns,
                               ck_error_t *err)
 {
-        const struct container_gc_policy *p = &rt->opts.gc;
-        if (p->max_containers < 0)
+        const struct container_gc_policy *p = policy ? policy : &rt->opts.gc;
+        if (policy == NULL && p->max_containers < 0)
                 return 0;
         Runtime__V1__ListContainersResponse *lc = NULL;
         if (cri_list_containers(cri, NULL, &lc, err) < 0)

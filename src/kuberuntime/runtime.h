@@ -146,8 +146,11 @@ struct cri_client;
  * files and legacy links).  Only with a max_containers limit: the per-pod
  * limit is each sync's (kuberuntime_sync_pod).  Errors: the listing, or the
  * first removal that failed (the others are still tried). */
-int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri, int64_t now_ns,
+int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
+                              const struct container_gc_policy *policy, int64_t now_ns,
                               ck_error_t *err);
+/* The container GC policy the manager was made with. */
+const struct container_gc_policy *kuberuntime_options_gc(const struct kuberuntime *rt);
 
 /* Settings the runtime manager needs from the kubelet configuration. */
 struct kuberuntime_options {

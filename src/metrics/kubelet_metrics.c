@@ -11,7 +11,7 @@ static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
     *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
     *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration,
-    *image_gc_total;
+    *image_gc_total, *evictions, *eviction_stats_age;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -156,6 +156,21 @@ static void init(void)
                                                    "image age.",
                                            .type = METRICS_COUNTER,
                                            .label_names = reason_l,
+                                           .n_labels = 1});
+        static const char *const signal_l[] = {"eviction_signal"};
+        evictions = reg(legacy, &(struct metrics_opts){.name = "kubelet_evictions",
+                                                       .help = "Cumulative number of pod evictions "
+                                                               "by eviction signal",
+                                                       .type = METRICS_COUNTER,
+                                                       .label_names = signal_l,
+                                                       .n_labels = 1});
+        eviction_stats_age = reg(
+            legacy, &(struct metrics_opts){.name = "kubelet_eviction_stats_age_seconds",
+                                           .help = "Time between when stats are collected, and "
+                                                   "when pod is evicted based on those stats by "
+                                                   "eviction signal",
+                                           .type = METRICS_HISTOGRAM,
+                                           .label_names = signal_l,
                                            .n_labels = 1});
         ck_error_t err = NULL;
         if (metrics_register_process(legacy, &err) < 0) {
@@ -334,4 +349,11 @@ void kmetrics_device_plugin_alloc(const char *resource, double seconds)
 void kmetrics_image_garbage_collected(const char *reason)
 {
         inc(&image_gc_total, (const char *const[]){reason});
+}
+
+void kmetrics_eviction(const char *signal, double stats_age_s)
+{
+        inc(&evictions, (const char *const[]){signal});
+        if (stats_age_s >= 0)
+                observe(&eviction_stats_age, (const char *const[]){signal}, stats_age_s);
 }

@@ -71,6 +71,11 @@ void kmetrics_device_plugin_alloc(const char *resource, double seconds);
  * image garbage collector, reason "age" or "space". */
 void kmetrics_image_garbage_collected(const char *reason);
 
+/* kubelet_evictions{eviction_signal} counted, and
+ * kubelet_eviction_stats_age_seconds{eviction_signal} observed when
+ * stats_age_s >= 0 (from the stats' time to the eviction). */
+void kmetrics_eviction(const char *signal, double stats_age_s);
+
 /* The operation_type upstream's instrumented CRI services record for a
  * method name into out ("PodSandboxStatus" -> "podsandbox_status"). */
 void kmetrics_operation_type(const char *method, char *out, size_t size);

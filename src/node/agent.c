@@ -155,7 +155,12 @@ int node_agent_start(const struct node_agent_options *o, struct node_agent **out
         a->port = o->port > 0 ? o->port : 10250;
         a->reserved_cpu_milli = o->reserved_cpu_milli;
         a->reserved_memory = o->reserved_memory;
+        a->eviction_memory_bytes = o->eviction_memory_bytes;
+        a->eviction_memory_fraction = o->eviction_memory_fraction;
+        a->eviction_nodefs_bytes = o->eviction_nodefs_bytes;
+        a->eviction_nodefs_fraction = o->eviction_nodefs_fraction;
         a->runtime_ready = o->runtime_ready;
+        a->pressure = o->pressure;
         a->runtime_version = o->runtime_version;
         a->device_resources = o->device_resources;
         a->images = o->images;

@@ -27,7 +27,10 @@ struct node_agent {
         int64_t update_ms, report_ms;
         int32_t lease_s, max_pods, port;
         int64_t reserved_cpu_milli, reserved_memory;
+        int64_t eviction_memory_bytes, eviction_nodefs_bytes;
+        float eviction_memory_fraction, eviction_nodefs_fraction;
         bool (*runtime_ready)(void *opaque, char **message);
+        unsigned (*pressure)(void *opaque);
         char *(*runtime_version)(void *opaque);
         void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
                                  char ***removed, size_t *n_removed);

@@ -81,7 +81,13 @@ struct node_agent_options {
         const char *root_dir;              /* ephemeral-storage = its filesystem's size */
         int64_t reserved_cpu_milli;        /* system + kube reserved cpu */
         int64_t reserved_memory;           /* system + kube reserved memory, bytes */
-        int32_t max_images;                /* nodeStatusMaxImages: 50; -1 all; 0 none */
+        /* the hard eviction thresholds of memory.available and
+         * nodefs.available, reserved from allocatable (upstream
+         * hardEvictionReservation): bytes, else a fraction of capacity (a
+         * float32, as upstream); both 0: none */
+        int64_t eviction_memory_bytes, eviction_nodefs_bytes;
+        float eviction_memory_fraction, eviction_nodefs_fraction;
+        int32_t max_images; /* nodeStatusMaxImages: 50; -1 all; 0 none */
 
         /* Called on the agent's status thread, once per status check.
          * runtime_ready: true when the runtime and its network are ready;
@@ -90,6 +96,9 @@ struct node_agent_options {
          * not ready: NetworkReady=false reason:... message:...").  NULL:
          * always ready. */
         bool (*runtime_ready)(void *opaque, char **message);
+        /* The eviction manager's pressure conditions: bits 1 memory, 2
+         * disk, 4 PID (src/eviction's EVICTION_*_PRESSURE).  NULL: none. */
+        unsigned (*pressure)(void *opaque);
         /* "containerd://1.6.20" (a new string), or NULL while unknown (reported
          * as "Unknown").  NULL callback: "Unknown". */
         char *(*runtime_version)(void *opaque);

@@ -89,12 +89,13 @@ struct node_status_inputs {
         int32_t port;
         int64_t reserved_cpu_milli;
         int64_t reserved_memory;
-        int64_t eviction_memory;        /* evictionHard memory.available, bytes (100Mi) */
-        float eviction_nodefs_fraction; /* evictionHard nodefs.available (0.1, a float32 as
-                                           upstream) */
-        const char *runtime_version;    /* "containerd://1.6.20"; NULL: "Unknown" */
+        /* the hard eviction thresholds reserved (node.h's options) */
+        int64_t eviction_memory_bytes, eviction_nodefs_bytes;
+        float eviction_memory_fraction, eviction_nodefs_fraction;
+        const char *runtime_version; /* "containerd://1.6.20"; NULL: "Unknown" */
         bool runtime_ready;
         const char *not_ready_message; /* when !runtime_ready */
+        unsigned pressure;             /* the eviction manager's conditions (node.h's bits) */
         int64_t now_ns;                /* wall clock for the condition times */
         /* the device plugins' resources, and those they took away since
          * the last status (reported 0, and kept at 0) */

@@ -149,13 +149,19 @@ static void set_machine_info(json_t *status, const struct node_status_inputs *in
                         int64_t m = mi->num_cores * 1000 - in->reserved_cpu_milli;
                         set_owned_str(alloc, key, node_quantity_decimal_milli(m < 0 ? 0 : m));
                 } else if (strcmp(key, "memory") == 0) {
-                        int64_t m = mi->memory - in->reserved_memory - in->eviction_memory;
+                        int64_t e = in->eviction_memory_bytes
+                                        ? in->eviction_memory_bytes
+                                        : (int64_t)((double)mi->memory *
+                                                    (double)in->eviction_memory_fraction);
+                        int64_t m = mi->memory - in->reserved_memory - e;
                         m = (m < 0 ? 0 : m) - huge_total;
                         set_owned_str(alloc, key, node_quantity_binary(m < 0 ? 0 : m));
                 } else if (strcmp(key, "ephemeral-storage") == 0 && mi->ephemeral_storage >= 0) {
                         /* GetThresholdQuantity: int64(float64(capacity) * float64(percentage)) */
-                        int64_t r = (int64_t)((double)mi->ephemeral_storage *
-                                              (double)in->eviction_nodefs_fraction);
+                        int64_t r = in->eviction_nodefs_bytes
+                                        ? in->eviction_nodefs_bytes
+                                        : (int64_t)((double)mi->ephemeral_storage *
+                                                    (double)in->eviction_nodefs_fraction);
                         int64_t s = mi->ephemeral_storage - r;
                         set_owned_str(alloc, key, node_quantity_binary(s < 0 ? 0 : s));
                 } else {
@@ -205,13 +211,14 @@ static json_t *find_condition(json_t *conds, const char *type)
         return found;
 }
 
-/* Upstream Memory/Disk/PIDPressureCondition with no pressure: the heartbeat
- * always moves, reason, message and transition time only on a transition
- * (a new condition starts Unknown). */
-static void set_no_pressure(json_t *conds, const char *type, const char *reason,
-                            const char *message, const char *event, const char *now,
-                            struct node_status_events *ev)
+/* Upstream Memory/Disk/PIDPressureCondition: the heartbeat always moves,
+ * status, reason, message and transition time only on a transition (a new
+ * condition starts Unknown). */
+static void set_pressure(json_t *conds, const char *type, bool pressure, const char *reason,
+                         const char *message, const char *event, const char *now,
+                         struct node_status_events *ev)
 {
+        const char *want = pressure ? "True" : "False";
         json_t *c = find_condition(conds, type);
         if (c == NULL) {
                 c = json_pack("{s:s, s:s}", "type", type, "status", "Unknown");
@@ -219,8 +226,8 @@ static void set_no_pressure(json_t *conds, const char *type, const char *reason,
         }
         set_str(c, "lastHeartbeatTime", now);
         const char *st = json_string_value(json_object_get(c, "status"));
-        if (st == NULL || strcmp(st, "False") != 0) {
-                set_str(c, "status", "False");
+        if (st == NULL || strcmp(st, want) != 0) {
+                set_str(c, "status", want);
                 set_str(c, "reason", reason);
                 set_str(c, "message", message);
                 set_str(c, "lastTransitionTime", now);
@@ -383,13 +390,21 @@ void node_set_status(json_t *node, const struct node_status_inputs *in,
                 conds = json_array();
                 json_object_set_new(status, "conditions", conds);
         }
-        set_no_pressure(conds, "MemoryPressure", "KubeletHasSufficientMemory",
-                        "kubelet has sufficient memory available", "NodeHasSufficientMemory", now,
-                        ev);
-        set_no_pressure(conds, "DiskPressure", "KubeletHasNoDiskPressure",
-                        "kubelet has no disk pressure", "NodeHasNoDiskPressure", now, ev);
-        set_no_pressure(conds, "PIDPressure", "KubeletHasSufficientPID",
-                        "kubelet has sufficient PID available", "NodeHasSufficientPID", now, ev);
+        bool mem = in->pressure & 1u, disk = in->pressure & 2u, pid = in->pressure & 4u;
+        set_pressure(conds, "MemoryPressure", mem,
+                     mem ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory",
+                     mem ? "kubelet has insufficient memory available"
+                         : "kubelet has sufficient memory available",
+                     mem ? "NodeHasInsufficientMemory" : "NodeHasSufficientMemory", now, ev);
+        set_pressure(conds, "DiskPressure", disk,
+                     disk ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure",
+                     disk ? "kubelet has disk pressure" : "kubelet has no disk pressure",
+                     disk ? "NodeHasDiskPressure" : "NodeHasNoDiskPressure", now, ev);
+        set_pressure(conds, "PIDPressure", pid,
+                     pid ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID",
+                     pid ? "kubelet has insufficient PID available"
+                         : "kubelet has sufficient PID available",
+                     pid ? "NodeHasInsufficientPID" : "NodeHasSufficientPID", now, ev);
         set_ready(node, status, conds, in, now, ev);
 }
 

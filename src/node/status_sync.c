@@ -21,10 +21,6 @@
  * turns Ready soon after the runtime does (upstream fastStatusUpdateOnce
  * polls every 100 ms; a second is enough and cheaper). */
 #define NOT_READY_CHECK_MS 1000
-/* evictionHard defaults (linux): memory.available<100Mi, nodefs.available<10% */
-#define EVICTION_MEMORY (100LL << 20)
-#define EVICTION_NODEFS 0.1f
-
 /* What the callbacks say about the runtime, asked once per check. */
 struct runtime_facts {
         bool ready;
@@ -37,6 +33,7 @@ struct runtime_facts {
         bool images_known, images_error;
         struct node_image *images;
         size_t n_images;
+        unsigned pressure;
 };
 
 static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
@@ -46,6 +43,7 @@ static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
         f->version = a->runtime_version ? a->runtime_version(a->opaque) : NULL;
         if (a->runtime_ready)
                 f->ready = a->runtime_ready(a->opaque, &f->message);
+        f->pressure = a->pressure ? a->pressure(a->opaque) : 0;
         f->devices = NULL;
         f->removed = NULL;
         f->n_devices = f->n_removed = 0;
@@ -82,10 +80,13 @@ static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
             .port = a->port,
             .reserved_cpu_milli = a->reserved_cpu_milli,
             .reserved_memory = a->reserved_memory,
-            .eviction_memory = EVICTION_MEMORY,
-            .eviction_nodefs_fraction = EVICTION_NODEFS,
+            .eviction_memory_bytes = a->eviction_memory_bytes,
+            .eviction_memory_fraction = a->eviction_memory_fraction,
+            .eviction_nodefs_bytes = a->eviction_nodefs_bytes,
+            .eviction_nodefs_fraction = a->eviction_nodefs_fraction,
             .runtime_version = f->version,
             .runtime_ready = f->ready,
+            .pressure = f->pressure,
             .not_ready_message = f->message,
             .now_ns = fs_now_real_ns(),
             .devices = f->devices,

@@ -213,13 +213,19 @@ static struct stats_snapshot *refresh(struct stats_provider *p)
 
 struct stats_snapshot *stats__get(struct stats_provider *p)
 {
+        return stats__get_since(p, INT64_MIN);
+}
+
+struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns)
+{
         pthread_mutex_lock(&p->lock);
         for (;;) {
                 struct stats_snapshot *s = p->snap;
                 /* a failed refresh is kept for the interval too: a runtime
                  * that hangs is asked once per interval, not once per
                  * request (or per family of a /metrics/resource scrape) */
-                if (s && stats__now_mono(p) - s->taken_mono_ns < p->interval_ns) {
+                if (s && s->taken_mono_ns >= since_mono_ns &&
+                    stats__now_mono(p) - s->taken_mono_ns < p->interval_ns) {
                         stats__snapshot_ref(s);
                         pthread_mutex_unlock(&p->lock);
                         return s;
@@ -229,7 +235,7 @@ struct stats_snapshot *stats__get(struct stats_provider *p)
                 uint64_t gen = p->generation;
                 while (p->refreshing)
                         pthread_cond_wait(&p->cond, &p->lock);
-                if (p->generation != gen && p->snap) {
+                if (p->generation != gen && p->snap && p->snap->taken_mono_ns >= since_mono_ns) {
                         /* the refresh we waited for: its result, whatever it is */
                         s = stats__snapshot_ref(p->snap);
                         pthread_mutex_unlock(&p->lock);

@@ -154,6 +154,57 @@ void stats_provider_free(struct stats_provider *p);
  * imageFs stats: ...". */
 json_t *stats_summary_json(struct stats_provider *p, bool only_cpu_and_memory, ck_error_t *err);
 
+/* What the eviction manager reads (upstream makeSignalObservations over
+ * the Summary): each signal's available and capacity, and each pod's
+ * usage, from the cached snapshot (a call may run a refresh). */
+struct stats_signal {
+        bool ok;
+        int64_t available, capacity;
+        int64_t time_ns;
+};
+struct stats_eviction_container {
+        char *name;
+        bool has_memory, has_disk;
+        int64_t memory_working_set;
+        int64_t disk_used; /* rootfs + logs */
+        bool has_rootfs, has_logs;
+        int64_t rootfs_used, logs_used;
+};
+struct stats_eviction_volume {
+        char *name;
+        int64_t used;
+};
+struct stats_eviction_pod {
+        char *uid;
+        bool has_memory, has_processes, has_disk;
+        int64_t memory_working_set, processes;
+        /* containers' rootfs and logs, and the local ephemeral volumes */
+        int64_t disk_used, inodes_used;
+        struct stats_eviction_container *containers;
+        size_t n_containers;
+        struct stats_eviction_volume *volumes; /* those measured */
+        size_t n_volumes;
+        bool has_ephemeral; /* the pod's ephemeral-storage usage */
+        int64_t ephemeral_used;
+};
+struct stats_eviction_view {
+        /* memory.available: the node's available and working set;
+         * allocatableMemory.available: the same of the "pods" system
+         * container; the filesystems' available bytes and free inodes;
+         * pid.available: the pid limit less the processes */
+        struct stats_signal memory, allocatable_memory;
+        struct stats_signal nodefs, nodefs_inodes, imagefs, imagefs_inodes;
+        struct stats_signal containerfs, containerfs_inodes, pid;
+        struct stats_eviction_pod *pods;
+        size_t n_pods;
+};
+/* fresh: a snapshot taken now (upstream's Get(updateStats=true) after a
+ * reclaim), else the cached one.  Errors: the pods could not be listed
+ * ("failed to list pod stats: ..."). */
+int stats_eviction_view(struct stats_provider *p, bool fresh, struct stats_eviction_view *out,
+                        ck_error_t *err);
+void stats_eviction_view_release(struct stats_eviction_view *v);
+
 /* Registers upstream's resource metrics collector
  * (pkg/kubelet/metrics/collectors/resource_metrics.go) on r, the registry of
  * /metrics/resource, as a v1.35 kubelet serves it: node_cpu_usage_seconds_total,

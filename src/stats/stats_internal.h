@@ -587,6 +587,8 @@ int64_t stats__now_mono(const struct stats_provider *p);
 /* The cached snapshot, refreshed first when older than the interval (see
  * stats.h).  Returns a new reference (never NULL). */
 struct stats_snapshot *stats__get(struct stats_provider *p);
+/* The same, refreshed at or after since_mono_ns (the provider's clock). */
+struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns);
 
 /* Collectors, run by the refreshing thread (node.c, pods.c). */
 void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns);

@@ -6,6 +6,7 @@
  * observedGeneration, normalizeStatus).
  */
 #include "status/generate_internal.h"
+#include "util/cleanup.h"
 #include "util/xalloc.h"
 
 #include <arpa/inet.h>
@@ -231,6 +232,14 @@ static json_t *conditions(const struct status_input *in, const struct generated 
                 }
         json_t *dt = status_find_named(json_object_get(in->old_status, "conditions"), "type",
                                        "DisruptionTarget");
+        cleanup_json json_t *added = NULL;
+        if (in->disruption_message &&
+            (dt == NULL || strcmp(status_get_str(dt, "status"), "True") != 0)) {
+                added = json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "DisruptionTarget", "status",
+                                  "True", "lastTransitionTime", status_time(in->now_ns), "reason",
+                                  "TerminationByKubelet", "message", in->disruption_message);
+                dt = added;
+        }
         if (dt != NULL) {
                 json_array_foreach(conds, i, c)
                 {

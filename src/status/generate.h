@@ -44,6 +44,10 @@ struct status_input {
             *reject_reason; /* e.g. "OutOfcpu", "UnexpectedAdmissionError", "DeadlineExceeded" */
         const char *reject_message;
         bool terminal_failed; /* the pod failed for good (reject/deadline) */
+        /* the kubelet stops the pod (an eviction): a DisruptionTarget
+         * condition, True, reason TerminationByKubelet, this message
+         * (upstream's eviction manager); NULL: none added */
+        const char *disruption_message;
         /* reject_reason with runtime == NULL (never admitted, never ran):
          * the status is upstream rejectPod's: phase Failed, reason, message
          * "Pod was rejected: <reject_message>", qosClass, startTime and

@@ -5,9 +5,11 @@
  *   'd'  the rest is a duration string;
  *   'f'  the rest is argv, arguments separated by NUL bytes (--config is
  *        skipped: the file decoder is fuzzed from memory);
- *   else the whole input is a KubeletConfiguration (YAML or JSON).
+ *   else the whole input is a KubeletConfiguration (YAML or JSON); its
+ *        eviction settings then go through the threshold parser.
  */
 #include "config/kubeletconfig.h"
+#include "eviction/eviction.h"
 #include "util/log.h"
 
 #include <fcntl.h>
@@ -17,6 +19,34 @@
 #include <unistd.h>
 
 #define MAX_ARGS 64
+
+static struct eviction_kv *kv_of(const struct kv_list *l)
+{
+        struct eviction_kv *out = calloc(l->n + 1, sizeof(*out));
+        for (size_t i = 0; out && i < l->n; i++)
+                out[i] = (struct eviction_kv){l->items[i].key, l->items[i].value};
+        return out;
+}
+
+/* what the kubelet does with them at its start */
+static void fuzz_eviction(const struct kubelet_config *cfg)
+{
+        struct eviction_kv *h = kv_of(&cfg->eviction_hard), *s = kv_of(&cfg->eviction_soft);
+        struct eviction_kv *g = kv_of(&cfg->eviction_soft_grace);
+        struct eviction_kv *r = kv_of(&cfg->eviction_minimum_reclaim);
+        struct eviction_config c;
+        ck_error_t err = NULL;
+        if (h && s && g && r &&
+            eviction_config_parse(h, cfg->eviction_hard.n, s, cfg->eviction_soft.n, g,
+                                  cfg->eviction_soft_grace.n, r, cfg->eviction_minimum_reclaim.n,
+                                  true, &c, &err) == 0)
+                eviction_config_release(&c);
+        ck_error_release(&err);
+        free(h);
+        free(s);
+        free(g);
+        free(r);
+}
 
 static void fuzz_config(const uint8_t *data, size_t size)
 {
@@ -28,6 +58,7 @@ static void fuzz_config(const uint8_t *data, size_t size)
                 /* a loaded config must be consistent enough to validate */
                 if (kubelet_config_validate(&cfg, &err) < 0)
                         ck_error_release(&err);
+                fuzz_eviction(&cfg);
         }
         ck_error_release(&err);
         kubelet_config_release(&cfg);

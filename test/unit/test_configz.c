@@ -130,6 +130,10 @@ static void assert_round_trip(const struct kubelet_config *cfg, const char *name
         json_t *file = json_deep_copy(inner(cfg, &doc));
         json_object_set_new(file, "apiVersion", json_string("kubelet.config.k8s.io/v1beta1"));
         json_object_set_new(file, "kind", json_string("KubeletConfiguration"));
+        /* no evictionHard (omitted when empty) is no threshold; a file
+         * without it would get upstream's DefaultEvictionHard */
+        if (json_object_get(file, "evictionHard") == NULL)
+                json_object_set_new(file, "evictionHard", json_object());
         char *text = json_dumps(file, JSON_INDENT(2));
         assert_non_null(text);
         char *path = write_file(name, text);
@@ -195,6 +199,7 @@ static void test_defaults_document(void **state)
                   "\"imageMaximumGCAge\":\"0s\","
                   "\"imageGCHighThresholdPercent\":85,"
                   "\"imageGCLowThresholdPercent\":80,"
+                  "\"volumeStatsAggPeriod\":\"1m0s\","
                   "\"cgroupsPerQOS\":true,"
                   "\"cgroupDriver\":\"cgroupfs\","
                   "\"runtimeRequestTimeout\":\"2m0s\","
@@ -204,6 +209,8 @@ static void test_defaults_document(void **state)
                   "\"kubeAPIQPS\":50,"
                   "\"kubeAPIBurst\":100,"
                   "\"serializeImagePulls\":true,"
+                  "\"evictionPressureTransitionPeriod\":\"5m0s\","
+                  "\"mergeDefaultEvictionSettings\":false,"
                   "\"failSwapOn\":true,"
                   "\"containerLogMaxSize\":\"10Mi\","
                   "\"containerLogMaxFiles\":5,"

@@ -1116,7 +1116,7 @@ static int capture_log(void)
 static void test_ignored_fields_are_listed_at_v1(void **state)
 {
         (void)state;
-        static const char yaml[] = HDR "evictionHard: {memory.available: 100Mi}\nmaxPods: 3\n"
+        static const char yaml[] = HDR "podPidsLimit: 100\nmaxPods: 3\n"
                                        "healthzPort: 10248\nenableDebuggingHandlers: true\n";
         struct kubelet_config c;
         ck_error_t err = NULL;
@@ -1140,7 +1140,7 @@ static void test_ignored_fields_are_listed_at_v1(void **state)
         log_set_fd(quiet_fd);
         log_set_verbosity(0);
         assert_true(out[0] == 'W');
-        assert_non_null(strstr(out, "fields=\"evictionHard\""));
+        assert_non_null(strstr(out, "fields=\"podPidsLimit\""));
         assert_null(strstr(out, "maxPods"));
         assert_null(strstr(out, "healthzPort")); /* implemented now */
         assert_null(strstr(out, "enableDebuggingHandlers"));

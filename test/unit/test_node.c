@@ -44,7 +44,7 @@ static struct node_status_inputs inputs(const struct node_machine_info *mi, int6
             .node_ip = "127.0.0.1",
             .max_pods = 110,
             .port = 10250,
-            .eviction_memory = 100LL << 20,
+            .eviction_memory_bytes = 100LL << 20,
             .eviction_nodefs_fraction = 0.1f,
             .runtime_version = "containerd://1.6.20",
             .runtime_ready = true,
@@ -348,6 +348,48 @@ static void test_conditions_order_and_messages(void **state)
         assert_string_equal(ev.reasons[2], "NodeHasSufficientPID");
 }
 
+/* The eviction manager's conditions: True with upstream's reasons and
+ * messages, an event on each transition, back to False. */
+static void test_pressure_conditions(void **state)
+{
+        (void)state;
+        struct node_machine_info mi = machine();
+        struct node_status_inputs in = inputs(&mi, T0);
+        cleanup_json json_t *n = node_build_initial("n1", NULL, &in, NULL);
+        in.now_ns = T0 + 10 * SEC;
+        in.pressure = 1u | 4u; /* memory and PID */
+        struct node_status_events ev = {0};
+        node_set_status(n, &in, &ev);
+        json_t *m = condition(n, "MemoryPressure");
+        assert_string_equal(sget(m, "status"), "True");
+        assert_string_equal(sget(m, "reason"), "KubeletHasInsufficientMemory");
+        assert_string_equal(sget(m, "message"), "kubelet has insufficient memory available");
+        assert_string_equal(sget(m, "lastTransitionTime"), "2024-05-01T10:00:10Z");
+        json_t *p = condition(n, "PIDPressure");
+        assert_string_equal(sget(p, "status"), "True");
+        assert_string_equal(sget(p, "reason"), "KubeletHasInsufficientPID");
+        assert_string_equal(sget(p, "message"), "kubelet has insufficient PID available");
+        assert_string_equal(sget(condition(n, "DiskPressure"), "status"), "False");
+        assert_int_equal(ev.n, 2);
+        assert_string_equal(ev.reasons[0], "NodeHasInsufficientMemory");
+        assert_string_equal(ev.reasons[1], "NodeHasInsufficientPID");
+        /* disk pressure alone now */
+        in.now_ns = T0 + 20 * SEC;
+        in.pressure = 2u;
+        struct node_status_events ev2 = {0};
+        node_set_status(n, &in, &ev2);
+        json_t *d = condition(n, "DiskPressure");
+        assert_string_equal(sget(d, "status"), "True");
+        assert_string_equal(sget(d, "reason"), "KubeletHasDiskPressure");
+        assert_string_equal(sget(d, "message"), "kubelet has disk pressure");
+        assert_string_equal(sget(condition(n, "MemoryPressure"), "reason"),
+                            "KubeletHasSufficientMemory");
+        assert_int_equal(ev2.n, 3);
+        assert_string_equal(ev2.reasons[0], "NodeHasSufficientMemory");
+        assert_string_equal(ev2.reasons[1], "NodeHasDiskPressure");
+        assert_string_equal(ev2.reasons[2], "NodeHasSufficientPID");
+}
+
 static void test_heartbeat_moves_transition_stays(void **state)
 {
         (void)state;
@@ -601,6 +643,7 @@ int main(void)
             cmocka_unit_test(test_images),
             cmocka_unit_test(test_addresses_node_info_endpoints),
             cmocka_unit_test(test_conditions_order_and_messages),
+            cmocka_unit_test(test_pressure_conditions),
             cmocka_unit_test(test_heartbeat_moves_transition_stays),
             cmocka_unit_test(test_not_ready_without_capacity_aggregates),
             cmocka_unit_test(test_status_changed_is_semantic),

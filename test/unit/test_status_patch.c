@@ -67,6 +67,27 @@ static void test_conditions_of_other_writers_are_left_alone(void **state)
                      "{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}");
 }
 
+/* An eviction's DisruptionTarget (upstream: a condition shared by the
+ * kubelet) is sent, replacing the apiserver's; the same one again is not. */
+static void test_the_kubelets_disruption_target_is_sent(void **state)
+{
+        (void)state;
+        assert_patch("{\"phase\":\"Running\",\"conditions\":["
+                     "{\"type\":\"Ready\",\"status\":\"True\"}]}",
+                     "{\"phase\":\"Failed\",\"conditions\":["
+                     "{\"type\":\"Ready\",\"status\":\"True\"},"
+                     "{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"TerminationByKubelet\"}]}",
+                     "{\"phase\":\"Failed\",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+                     "\"True\"},{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"TerminationByKubelet\"}]}");
+        assert_patch("{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"TerminationByKubelet\"}]}",
+                     "{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"TerminationByKubelet\"}]}",
+                     "{\"conditions\":[]}");
+}
+
 /* The container status lists have no patch strategy: replaced whole, so a
  * container that runs no longer shows its old waiting state. */
 static void test_container_statuses_are_replaced_whole(void **state)
@@ -102,6 +123,7 @@ int main(void)
             cmocka_unit_test(test_no_old_status_sends_the_new_one),
             cmocka_unit_test(test_a_condition_loses_its_reason_when_ready),
             cmocka_unit_test(test_conditions_of_other_writers_are_left_alone),
+            cmocka_unit_test(test_the_kubelets_disruption_target_is_sent),
             cmocka_unit_test(test_container_statuses_are_replaced_whole),
             cmocka_unit_test(test_ips_and_fields_of_other_writers),
         };
