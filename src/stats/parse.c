@@ -388,6 +388,9 @@ void stats__network_from_ifaces(struct stats_network *out, int64_t time_ns,
         for (size_t i = 0; i < n; i++) {
                 if (strcmp(ifaces[i].name, "eth0") != 0)
                         continue;
+                /* the last eth0 of the list, as upstream's loop (a list
+                 * naming it twice must not leak the first copy) */
+                free(out->dflt.name);
                 out->dflt = ifaces[i];
                 out->dflt.name = xstrdup(ifaces[i].name);
         }
