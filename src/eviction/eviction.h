@@ -155,7 +155,9 @@ bool eviction_pod_is_critical(const struct pod *pod);
 /* Orders idx (n indices into pods/stats) as upstream's rank function of
  * the signal: memory (exceeds its request, priority, usage over request),
  * pids (priority, processes), disk (exceeds its ephemeral-storage request,
- * priority, usage over request).  stats[i] may be NULL. */
+ * priority, usage over request; disk_used is the caller's measure for the
+ * signal).  stats[i] NULL (a pod the Summary lacks) comes first; a figure
+ * missing from stats counts 0, as upstream's. */
 void eviction_rank(enum eviction_signal signal, struct pod *const *pods,
                    const struct eviction_pod_stats *const *stats, size_t *idx, size_t n);
 

@@ -70,10 +70,9 @@ static int exceeds(const struct rank_ctx *c, const struct eviction_pod_stats *a,
                 ea = (in ? a->inodes_used : a->disk_used) > (in ? 0 : a->disk_request);
                 eb = (in ? b->inodes_used : b->disk_used) > (in ? 0 : b->disk_request);
         } else {
-                if (!a->has_memory || !b->has_memory)
-                        return a->has_memory == b->has_memory ? 0 : !a->has_memory ? -1 : 1;
-                ea = a->memory_working_set > a->memory_request;
-                eb = b->memory_working_set > b->memory_request;
+                /* upstream memoryUsage: no figure is 0 */
+                ea = (a->has_memory ? a->memory_working_set : 0) > a->memory_request;
+                eb = (b->has_memory ? b->memory_working_set : 0) > b->memory_request;
         }
         return ea == eb ? 0 : ea ? -1 : 1;
 }
@@ -92,11 +91,9 @@ static int by_rank(const void *x, const void *y, void *arg)
         if (a == NULL || b == NULL)
                 return a == b ? 0 : a == NULL ? -1 : 1;
         if (c->signal == EVICTION_PID_AVAILABLE) {
-                if (!a->has_processes || !b->has_processes)
-                        return a->has_processes == b->has_processes ? 0
-                               : !a->has_processes                  ? -1
-                                                                    : 1;
-                r = cmp_i64_desc(a->processes, b->processes);
+                /* upstream processUsage: no figure is 0 */
+                r = cmp_i64_desc(a->has_processes ? a->processes : 0,
+                                 b->has_processes ? b->processes : 0);
         } else if (disk_signal(c->signal)) {
                 /* usage over the ephemeral-storage request (for inodes too,
                  * as upstream) */
@@ -104,8 +101,8 @@ static int by_rank(const void *x, const void *y, void *arg)
                 r = cmp_i64_desc((in ? a->inodes_used : a->disk_used) - a->disk_request,
                                  (in ? b->inodes_used : b->disk_used) - b->disk_request);
         } else {
-                r = cmp_i64_desc(a->memory_working_set - a->memory_request,
-                                 b->memory_working_set - b->memory_request);
+                r = cmp_i64_desc((a->has_memory ? a->memory_working_set : 0) - a->memory_request,
+                                 (b->has_memory ? b->memory_working_set : 0) - b->memory_request);
         }
         if (r != 0)
                 return r;
@@ -137,8 +134,9 @@ char *eviction_message(const struct eviction_threshold *t, const struct eviction
         const struct eviction_observation *o = &obs[t->signal];
         if (o->ok) {
                 char q[64], a[64];
-                eviction_format_quantity(eviction_value_quantity(&t->value, o->capacity), bytes, q,
-                                         sizeof(q));
+                /* upstream: a percentage's quantity is made BinarySI */
+                eviction_format_quantity(eviction_value_quantity(&t->value, o->capacity),
+                                         bytes || t->value.quantity == 0, q, sizeof(q));
                 eviction_format_quantity(o->available, bytes, a, sizeof(a));
                 char *m = xasprintf("%sThreshold quantity: %s, available: %s. ", msg, q, a);
                 free(msg);

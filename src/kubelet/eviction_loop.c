@@ -35,6 +35,7 @@ struct eviction_loop {
                       bool disruption);
         void *ctx;
         atomic_uint conditions;
+        atomic_uint *publish;
 
         pthread_t thread;
         pthread_mutex_t lock;
@@ -86,8 +87,35 @@ struct pod_usage {
         bool found;
 };
 
+/* upstream's filesystem layout: the image filesystem is another than the
+ * node's (the root directory's) when their size or inodes differ */
+static bool dedicated_imagefs(const struct stats_eviction_view *v)
+{
+        return v->imagefs.ok && v->nodefs.ok &&
+               (v->imagefs.capacity != v->nodefs.capacity ||
+                v->imagefs_inodes.capacity != v->nodefs_inodes.capacity);
+}
+
+static bool nodefs_signal(enum eviction_signal s)
+{
+        return s == EVICTION_NODEFS_AVAILABLE || s == EVICTION_NODEFS_INODES_FREE;
+}
+
+/* upstream's disk measure per signal: everything on a single filesystem;
+ * with a dedicated image filesystem, logs and local volumes for nodefs,
+ * the containers' rootfs for imagefs */
+static int64_t disk_measure(const struct stats_eviction_pod *sp, enum eviction_signal s,
+                            bool dedicated)
+{
+        if (!dedicated)
+                return sp->disk_used;
+        if (nodefs_signal(s))
+                return sp->logs_used + sp->volumes_used;
+        return sp->rootfs_used;
+}
+
 static void usage_of(const struct pod *pod, const struct stats_eviction_view *v,
-                     struct pod_usage *u)
+                     enum eviction_signal signal, struct pod_usage *u)
 {
         memset(u, 0, sizeof(*u));
         const struct stats_eviction_pod *sp = NULL;
@@ -104,7 +132,7 @@ static void usage_of(const struct pod *pod, const struct stats_eviction_view *v,
         u->stats.memory_working_set = sp->memory_working_set;
         u->stats.has_processes = sp->has_processes;
         u->stats.processes = sp->processes;
-        u->stats.disk_used = sp->disk_used;
+        u->stats.disk_used = disk_measure(sp, signal, dedicated_imagefs(v));
         u->stats.inodes_used = sp->inodes_used;
         u->containers = xcalloc(sp->n_containers + 1, sizeof(*u->containers));
         for (size_t i = 0; i < sp->n_containers; i++)
@@ -147,7 +175,7 @@ static char *evict_one(struct eviction_loop *l, const struct eviction_threshold 
         const struct eviction_pod_stats **stats = xcalloc(n, sizeof(*stats));
         size_t *idx = xcalloc(n, sizeof(*idx));
         for (size_t i = 0; i < n; i++) {
-                usage_of(pods[i], v, &u[i]);
+                usage_of(pods[i], v, t->signal, &u[i]);
                 stats[i] = u[i].found ? &u[i].stats : NULL;
                 idx[i] = i;
         }
@@ -187,17 +215,13 @@ static char *evict_one(struct eviction_loop *l, const struct eviction_threshold 
 
 /* upstream localStorageEviction: each active pod over one of its local
  * storage limits is evicted (at once, no DisruptionTarget, several in one
- * look).  Returns the UID of the last (new string), or NULL. */
-static char *evict_over_limits(struct eviction_loop *l, const struct stats_eviction_view *v)
+ * look).  Returns their UIDs (a NULL-terminated array), or NULL. */
+static char **evict_over_limits(struct eviction_loop *l, const struct stats_eviction_view *v)
 {
-        size_t n = 0;
+        size_t n = 0, n_evicted = 0;
         struct pod **pods = l->active_pods(l->ctx, &n);
-        char *last = NULL;
-        /* the containers' rootfs is on the node's filesystem unless the
-         * image filesystem is another (not the same size and inodes) */
-        bool dedicated = v->imagefs.ok && v->nodefs.ok &&
-                         (v->imagefs.capacity != v->nodefs.capacity ||
-                          v->imagefs_inodes.capacity != v->nodefs_inodes.capacity);
+        char **evicted = NULL;
+        bool dedicated = dedicated_imagefs(v);
         for (size_t i = 0; i < n; i++) {
                 const struct stats_eviction_pod *sp = NULL;
                 for (size_t j = 0; j < v->n_pods && sp == NULL; j++)
@@ -240,18 +264,26 @@ static char *evict_over_limits(struct eviction_loop *l, const struct stats_evict
                 event_emit_pod(l->recorder, pods[i], NULL, EVENT_WARNING, "Evicted", "%s", msg);
                 l->evict(l->ctx, pods[i], msg, IMMEDIATE_GRACE_S, false);
                 kmetrics_eviction(signal, -1);
-                free(last);
-                last = xstrdup(pods[i]->uid);
+                if (evicted == NULL)
+                        evicted = xcalloc(n + 1, sizeof(*evicted));
+                evicted[n_evicted++] = xstrdup(pods[i]->uid);
         }
         for (size_t i = 0; i < n; i++)
                 pod_unref(pods[i]);
         free(pods);
-        return last;
+        return evicted;
 }
 
-/* upstream synchronize; returns the UID of the pod evicted (new string),
- * or NULL */
-static char *synchronize(struct eviction_loop *l)
+static void free_uids(char **uids)
+{
+        for (size_t i = 0; uids && uids[i]; i++)
+                free(uids[i]);
+        free(uids);
+}
+
+/* upstream synchronize; returns the UIDs of the pods evicted (a
+ * NULL-terminated array), or NULL */
+static char **synchronize(struct eviction_loop *l)
 {
         struct stats_eviction_view v;
         cleanup_error ck_error_t err = NULL;
@@ -265,6 +297,8 @@ static char *synchronize(struct eviction_loop *l)
         struct eviction_decision d;
         eviction_observe(l->state, obs, fs_now_mono_ms(), &d);
         unsigned before = atomic_exchange(&l->conditions, d.conditions);
+        if (l->publish)
+                atomic_store(l->publish, d.conditions);
         if (before != d.conditions)
                 LOG_INFO(0, "Eviction manager: node conditions",
                          "memoryPressure=%s "
@@ -272,7 +306,7 @@ static char *synchronize(struct eviction_loop *l)
                          d.conditions & EVICTION_MEMORY_PRESSURE ? "true" : "false",
                          d.conditions & EVICTION_DISK_PRESSURE ? "true" : "false",
                          d.conditions & EVICTION_PID_PRESSURE ? "true" : "false");
-        char *evicted = evict_over_limits(l, &v);
+        char **evicted = evict_over_limits(l, &v);
         if (evicted)
                 goto out;
         if (d.threshold < 0) {
@@ -283,7 +317,10 @@ static char *synchronize(struct eviction_loop *l)
         const char *resource = eviction_signal_resource(t->signal);
         LOG_INFO(0, "Eviction manager: attempting to reclaim", "resourceName=\"%s\"", resource);
         node_event(l, "EvictionThresholdMet", "Attempting to reclaim %s", resource);
-        if (disk_signal(t->signal) && l->gc) {
+        /* upstream's reclaim functions: none for nodefs with a dedicated
+         * image filesystem (neither images nor containers are there) */
+        if (disk_signal(t->signal) && l->gc &&
+            !(nodefs_signal(t->signal) && dedicated_imagefs(&v))) {
                 /* node-level resources first: dead containers, unused images */
                 if (gc_loop_reclaim(l->gc, &err) < 0) {
                         LOG_ERROR("Eviction manager: failed to reclaim", "err=\"%s\"",
@@ -310,36 +347,51 @@ static char *synchronize(struct eviction_loop *l)
                         ck_error_release(&err);
                 }
         }
-        evicted = evict_one(l, t, d.hard, obs, &v);
+        char *uid = evict_one(l, t, d.hard, obs, &v);
+        if (uid) {
+                evicted = xcalloc(2, sizeof(*evicted));
+                evicted[0] = uid;
+        }
 out:
         stats_eviction_view_release(&v);
         return evicted;
+}
+
+/* upstream waitForPodsCleanup: each evicted pod stopped, or 30 s.  False
+ * when the loop is stopped meanwhile. */
+static bool wait_for_cleanup(struct eviction_loop *l, char **uids)
+{
+        int64_t until = fs_now_mono_ms() + CLEANUP_TIMEOUT_MS;
+        for (size_t i = 0; uids[i]; i++) {
+                while (!l->pod_finished(l->ctx, uids[i])) {
+                        if (fs_now_mono_ms() >= until) {
+                                LOG_INFO(0,
+                                         "Eviction manager: timed out waiting for pods to be "
+                                         "cleaned up",
+                                         "podUID=\"%s\"", uids[i]);
+                                return true;
+                        }
+                        if (!sleep_unless_stopped(&l->lock, &l->cond, &l->stop, CLEANUP_POLL_MS))
+                                return false;
+                }
+        }
+        return true;
 }
 
 static void *eviction_thread(void *arg)
 {
         struct eviction_loop *l = arg;
         for (;;) {
-                cleanup_free char *uid = synchronize(l);
-                if (uid == NULL) {
+                char **uids = synchronize(l);
+                if (uids == NULL) {
                         if (!sleep_unless_stopped(&l->lock, &l->cond, &l->stop, l->interval_ms))
                                 return NULL;
                         continue;
                 }
-                /* upstream waitForPodsCleanup: then look again at once */
-                int64_t until = fs_now_mono_ms() + CLEANUP_TIMEOUT_MS;
-                while (!l->pod_finished(l->ctx, uid)) {
-                        if (fs_now_mono_ms() >= until) {
-                                LOG_INFO(0,
-                                         "Eviction manager: timed out waiting for pods to be "
-                                         "cleaned up",
-                                         "podUID=\"%s\"", uid);
-                                break;
-                        }
-                        if (!sleep_unless_stopped(&l->lock, &l->cond, &l->stop, CLEANUP_POLL_MS))
-                                return NULL;
-                }
-                if (atomic_load(&l->stop))
+                /* then look again at once */
+                bool go_on = wait_for_cleanup(l, uids);
+                free_uids(uids);
+                if (!go_on || atomic_load(&l->stop))
                         return NULL;
         }
 }
@@ -350,15 +402,17 @@ int eviction_loop_start(const struct eviction_loop_options *o, struct eviction_l
         *out = NULL;
         struct eviction_loop *l = xcalloc(1, sizeof(*l));
         l->config = *o->config;
-        l->config.thresholds = xcalloc(o->config->n, sizeof(*l->config.thresholds));
-        memcpy(l->config.thresholds, o->config->thresholds,
-               o->config->n * sizeof(*l->config.thresholds));
+        l->config.thresholds = xcalloc(o->config->n + 1, sizeof(*l->config.thresholds));
+        if (o->config->n)
+                memcpy(l->config.thresholds, o->config->thresholds,
+                       o->config->n * sizeof(*l->config.thresholds));
         l->state = eviction_state_new(&l->config);
         l->stats = o->stats;
         l->gc = o->gc;
         l->recorder = o->recorder;
         l->node_name = xstrdup(o->node_name);
         l->interval_ms = o->interval_ms > 0 ? o->interval_ms : MONITORING_INTERVAL_MS;
+        l->publish = o->publish;
         l->active_pods = o->active_pods;
         l->pod_finished = o->pod_finished;
         l->evict = o->evict;

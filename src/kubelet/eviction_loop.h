@@ -20,6 +20,8 @@
 #include "eviction/eviction.h"
 #include "util/error.h"
 
+#include <stdatomic.h>
+
 struct stats_provider;
 struct gc_loop;
 struct event_recorder;
@@ -31,6 +33,9 @@ struct eviction_loop_options {
         struct event_recorder *recorder;      /* NULL: events logged only */
         const char *node_name;
         int64_t interval_ms; /* <= 0: 10 s (upstream evictionMonitoringPeriod) */
+        /* where the conditions are also published (may be NULL; outlives
+         * the loop): the node status reads them without the loop */
+        atomic_uint *publish;
         /* The pods admitted and not terminal, as references (the caller of
          * it frees them: pod_unref each, free the array). */
         struct pod **(*active_pods)(void *ctx, size_t *n);

@@ -342,11 +342,12 @@ int gc_loop_reclaim(struct gc_loop *g, ck_error_t *err)
                                          .event = gc_event,
                                          .removed = gc_removed,
                                          .ctx = g};
-        /* upstream DeleteAllUnusedContainers: every dead container of every
-         * pod old enough, then DeleteUnusedImages */
-        struct container_gc_policy all = {.min_age_ms = kuberuntime_options_gc(g->rt)->min_age_ms,
-                                          .max_per_pod_container = 0,
-                                          .max_containers = -1};
+        /* upstream DeleteAllUnusedContainers: the dead containers the policy
+         * does not keep (at least the newest of each: its restart count and
+         * last state), then DeleteUnusedImages */
+        struct container_gc_policy all = *kuberuntime_options_gc(g->rt);
+        if (all.max_per_pod_container == 0)
+                all.max_per_pod_container = 1;
         pthread_mutex_lock(&g->work_lock);
         int rc = kuberuntime_gc_containers(g->rt, g->runtime, &all, fs_now_real_ns(), err);
         if (rc < 0)

@@ -61,10 +61,11 @@ int gc_loop_start(const struct gc_loop_options *o, struct gc_loop **out, ck_erro
 void gc_loop_stop(struct gc_loop *l);
 
 /* The eviction manager's reclaim of disk (upstream DeleteAllUnusedContainers
- * then DeleteUnusedImages): every dead container old enough (the minimum
- * age), then every unused image (the image GC's rules, its minimum age
- * too), whatever the thresholds.  Thread-safe against the collections.
- * Errors: the first that failed (the rest is still tried). */
+ * then DeleteUnusedImages): the dead containers the container GC policy
+ * does not keep (the newest of each kept at least), then every unused image
+ * (the image GC's rules, its minimum age too), whatever the thresholds.
+ * Thread-safe against the collections.  Errors: the first that failed (the
+ * rest is still tried). */
 int gc_loop_reclaim(struct gc_loop *l, ck_error_t *err);
 
 #endif

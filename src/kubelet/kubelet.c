@@ -1325,7 +1325,7 @@ static int node_images(void *opaque, struct node_image **out, size_t *n)
 static unsigned node_pressure(void *opaque)
 {
         struct kl_node_deps *nd = opaque;
-        return eviction_loop_conditions(atomic_load(&nd->eviction));
+        return atomic_load(&nd->pressure);
 }
 
 /* Registers the node and keeps its status and Lease current (src/node).
@@ -1465,6 +1465,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             .gc = kl->gc,
             .recorder = kl->recorder,
             .node_name = cfg->node_name,
+            .publish = &kl->node.pressure,
             .active_pods = active_pods,
             .pod_finished = pod_finished,
             .evict = evict_pod,
@@ -1472,7 +1473,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         };
         if (eviction_loop_start(&eo, &kl->eviction, err) < 0)
                 return ck_error_wrap(err, "eviction manager");
-        atomic_store(&kl->node.eviction, kl->eviction);
+
         struct prober_options po = {
             .runtime_endpoint = cfg->container_runtime_endpoint,
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
@@ -1545,7 +1546,6 @@ bool kubelet_free(struct kubelet *kl)
                 return true;
         /* the eviction manager first: it reads the stats, the garbage
          * collector and the active pods, and posts to the queue */
-        atomic_store(&kl->node.eviction, NULL);
         eviction_loop_stop(kl->eviction);
         kl->eviction = NULL;
         file_source_stop(kl->files);
@@ -1595,6 +1595,7 @@ bool kubelet_free(struct kubelet *kl)
         for (size_t i = 0; i < kl->loop.n_records; i++) {
                 pod_unref(kl->loop.records[i].pod);
                 kl_resize_record_free(&kl->loop.records[i]);
+                free(kl->loop.records[i].evict_message);
         }
         free(kl->loop.records);
         for (size_t i = 0; i < kl->loop.n_pending_resizes; i++)

@@ -147,8 +147,8 @@ struct kl_node_deps {
         struct runtime_state *runtime_state;
         struct devicemanager *devices;
         _Atomic(struct pleg *) pleg; /* set once the PLEG runs */
-        /* set once the eviction manager runs: the pressure conditions */
-        _Atomic(struct eviction_loop *) eviction;
+        /* the pressure conditions, as the eviction manager publishes them */
+        atomic_uint pressure;
         struct cri_client *cri; /* made on first use */
         /* the runtime's images, listed every 30 s (upstream's image
          * manager cache): the last good list stays when a listing fails */

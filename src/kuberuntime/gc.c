@@ -149,7 +149,6 @@ int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
         }
         bool *remove = xcalloc(n + 1, sizeof(*remove));
         kuberuntime_container_gc_plan(c, n, p, now_ns, remove);
-        int ret = 0;
         for (size_t i = 0; i < n; i++) {
                 if (!remove[i])
                         continue;
@@ -169,12 +168,10 @@ int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
                          "containerID=\"%s\" pod=\"%s/%s\" containerName=\"%s\"", c[i].id,
                          ns ? ns : "", pod ? pod : "", c[i].name);
                 cleanup_error ck_error_t e = NULL;
-                if (kuberuntime__remove_container(rt, cri, &st, pod, ns, &e) < 0 && ret == 0) {
-                        ret = -1;
-                        *err = e;
-                        e = NULL;
-                        ck_error_wrap(err, "failed to remove container %s", c[i].id);
-                }
+                /* upstream removeOldestN: a failure is logged, the rest go on */
+                if (kuberuntime__remove_container(rt, cri, &st, pod, ns, &e) < 0)
+                        LOG_ERROR("Failed to remove container", "containerID=\"%s\" err=\"%s\"",
+                                  c[i].id, ck_error_msg(e));
                 if (cs)
                         runtime__v1__container_status_response__free_unpacked(cs, NULL);
         }
@@ -182,7 +179,7 @@ int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
         free(src);
         free(c);
         runtime__v1__list_containers_response__free_unpacked(lc, NULL);
-        return ret;
+        return 0;
 }
 
 int kuberuntime_pod_logs_gc(struct kuberuntime *rt, kuberuntime_pod_gone_fn gone, void *ctx,

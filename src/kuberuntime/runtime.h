@@ -142,10 +142,11 @@ struct kuberuntime;
 struct cri_client;
 /* The node-wide pass (upstream's GarbageCollect every minute, for the pods
  * that exist: those no source has are housekeeping's): lists every
- * container, removes what kuberuntime_container_gc_plan says (with their log
- * files and legacy links).  Only with a max_containers limit: the per-pod
- * limit is each sync's (kuberuntime_sync_pod).  Errors: the listing, or the
- * first removal that failed (the others are still tried). */
+ * container, removes what kuberuntime_container_gc_plan says of policy (with
+ * their log files and legacy links).  policy NULL: the manager's, and then
+ * only with a max_containers limit (the per-pod limit is each sync's,
+ * kuberuntime_sync_pod).  Errors: the listing (a removal that fails is
+ * logged, as upstream's removeOldestN does). */
 int kuberuntime_gc_containers(struct kuberuntime *rt, struct cri_client *cri,
                               const struct container_gc_policy *policy, int64_t now_ns,
                               ck_error_t *err);

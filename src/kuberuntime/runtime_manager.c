@@ -247,6 +247,9 @@ static void prune_dead(struct kuberuntime *rt, struct cri_client *cri,
         }
         struct container_gc_policy per_pod = rt->opts.gc;
         per_pod.max_containers = -1; /* the node-wide limit is the GC loop's */
+        /* upstream's deleter at a sync keeps one at least */
+        if (per_pod.max_per_pod_container == 0)
+                per_pod.max_per_pod_container = 1;
         kuberuntime_container_gc_plan(info, n, &per_pod, fs_now_real_ns(), removed);
         free(info);
         for (size_t i = 0; i < n; i++) {

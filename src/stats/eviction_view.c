@@ -67,14 +67,19 @@ static void pod_of(const struct stats_pod *sp, struct stats_eviction_pod *out)
                 oc->rootfs_used = oc->has_rootfs ? (int64_t)c->rootfs.used.v : 0;
                 oc->has_logs = c->logs.ok && c->logs.used.ok;
                 oc->logs_used = oc->has_logs ? (int64_t)c->logs.used.v : 0;
+                out->rootfs_used += oc->rootfs_used;
+                out->logs_used += oc->logs_used;
                 add_fs(&c->rootfs, &out->disk_used, &out->inodes_used, &out->has_disk);
                 add_fs(&c->logs, &out->disk_used, &out->inodes_used, &out->has_disk);
         }
         out->volumes = xcalloc(sp->n_volumes + 1, sizeof(*out->volumes));
         for (size_t i = 0; i < sp->n_volumes; i++) {
                 const struct stats_volume *vol = &sp->volumes[i];
-                if (vol->ephemeral)
+                if (vol->ephemeral) {
                         add_fs(&vol->fs, &out->disk_used, &out->inodes_used, &out->has_disk);
+                        if (vol->fs.ok && vol->fs.used.ok)
+                                out->volumes_used += (int64_t)vol->fs.used.v;
+                }
                 if (vol->fs.ok && vol->fs.used.ok)
                         out->volumes[out->n_volumes++] = (struct stats_eviction_volume){
                             xstrdup(vol->name), (int64_t)vol->fs.used.v};

@@ -186,6 +186,9 @@ struct stats_eviction_pod {
         size_t n_volumes;
         bool has_ephemeral; /* the pod's ephemeral-storage usage */
         int64_t ephemeral_used;
+        /* disk_used's parts: the containers' rootfs, their logs, the local
+         * ephemeral volumes */
+        int64_t rootfs_used, logs_used, volumes_used;
 };
 struct stats_eviction_view {
         /* memory.available: the node's available and working set;

@@ -249,6 +249,15 @@ static void ranking_per_resource(void **state)
         assert_int_equal(k[0], 1);
         assert_int_equal(k[1], 0);
         assert_int_equal(k[2], 2);
+        /* a pod whose memory figure is missing counts 0, as upstream's
+         * memoryUsage: not first, the guaranteed pod within its request */
+        struct eviction_pod_stats nomem = {.has_memory = false};
+        const struct eviction_pod_stats *missing[3] = {&g, &nomem, &i};
+        size_t m[3] = {0, 1, 2};
+        eviction_rank(EVICTION_MEMORY_AVAILABLE, pods, missing, m, 3);
+        assert_int_equal(m[0], 2);
+        assert_int_equal(m[1], 1);
+        assert_int_equal(m[2], 0);
         /* a pod without stats comes first */
         const struct eviction_pod_stats *none[3] = {&g, &b, NULL};
         size_t n[3] = {0, 1, 2};
