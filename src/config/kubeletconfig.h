@@ -116,6 +116,11 @@ struct kubelet_config {
         int64_t authz_cache_unauthorized_ttl_ms; /* ...webhook.cacheUnauthorizedTTL, 30s */
 };
 
+/* upstream DefaultEvictionHard (Linux), {signal, threshold}: evictionHard
+ * of a config file that leaves it out. */
+extern const char *const kubelet_config_default_eviction_hard[][2];
+extern const size_t kubelet_config_n_default_eviction_hard;
+
 /* Fills cfg with the upstream defaults. */
 void kubelet_config_defaults(struct kubelet_config *cfg);
 void kubelet_config_release(struct kubelet_config *cfg);

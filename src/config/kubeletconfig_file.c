@@ -450,16 +450,19 @@ static char *config_dir(const char *name)
 /* upstream loadConfigFile: evictionHard absent from the file is
  * DefaultEvictionHard; given, with mergeDefaultEvictionSettings, the
  * defaults of the signals it leaves out are added */
+const char *const kubelet_config_default_eviction_hard[][2] = {
+    {"memory.available", "100Mi"}, {"nodefs.available", "10%"},  {"nodefs.inodesFree", "5%"},
+    {"imagefs.available", "15%"},  {"imagefs.inodesFree", "5%"},
+};
+const size_t kubelet_config_n_default_eviction_hard =
+    sizeof(kubelet_config_default_eviction_hard) / sizeof(kubelet_config_default_eviction_hard[0]);
+
 static void default_eviction_hard(struct kubelet_config *cfg, bool given)
 {
-        static const char *const defaults[][2] = {
-            {"memory.available", "100Mi"}, {"nodefs.available", "10%"},
-            {"nodefs.inodesFree", "5%"},   {"imagefs.available", "15%"},
-            {"imagefs.inodesFree", "5%"},
-        };
+        const char *const(*defaults)[2] = kubelet_config_default_eviction_hard;
         if (given && !cfg->merge_default_eviction_settings)
                 return;
-        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        for (size_t i = 0; i < kubelet_config_n_default_eviction_hard; i++) {
                 bool have = false;
                 for (size_t j = 0; j < cfg->eviction_hard.n && !have; j++)
                         have = strcmp(cfg->eviction_hard.items[j].key, defaults[i][0]) == 0;

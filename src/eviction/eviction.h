@@ -85,10 +85,6 @@ int eviction_config_parse(const struct eviction_kv *hard, size_t n_hard,
                           bool allocatable_pods, struct eviction_config *out, ck_error_t *err);
 void eviction_config_release(struct eviction_config *c);
 
-/* upstream DefaultEvictionHard (Linux), in this order. */
-extern const struct eviction_kv eviction_default_hard[];
-extern const size_t eviction_n_default_hard;
-
 /* What the stats say of one signal (upstream signalObservation). */
 struct eviction_observation {
         bool ok;

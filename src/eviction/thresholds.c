@@ -35,13 +35,6 @@ static const struct {
     [EVICTION_PID_AVAILABLE] = {"pid.available", "pids", EVICTION_PID_PRESSURE},
 };
 
-const struct eviction_kv eviction_default_hard[] = {
-    {"memory.available", "100Mi"}, {"nodefs.available", "10%"},  {"nodefs.inodesFree", "5%"},
-    {"imagefs.available", "15%"},  {"imagefs.inodesFree", "5%"},
-};
-const size_t eviction_n_default_hard =
-    sizeof(eviction_default_hard) / sizeof(eviction_default_hard[0]);
-
 const char *eviction_signal_name(enum eviction_signal s)
 {
         return (unsigned)s < EVICTION_N_SIGNALS ? signals[s].name : NULL;

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "config/kubeletconfig.h"
 #include "eviction/eviction.h"
 
 #include "test_pods.h"
@@ -48,7 +49,12 @@ static void thresholds_parse_as_upstream(void **state)
         (void)state;
         struct eviction_config c;
         char *msg = NULL;
-        assert_int_equal(parse(eviction_default_hard, eviction_n_default_hard, NULL, 0, NULL, 0,
+        /* upstream's defaults, as the configuration fills them in */
+        struct eviction_kv defaults[8];
+        for (size_t i = 0; i < kubelet_config_n_default_eviction_hard; i++)
+                defaults[i] = (struct eviction_kv){kubelet_config_default_eviction_hard[i][0],
+                                                   kubelet_config_default_eviction_hard[i][1]};
+        assert_int_equal(parse(defaults, kubelet_config_n_default_eviction_hard, NULL, 0, NULL, 0,
                                NULL, 0, &c, &msg),
                          0);
         /* the five defaults and allocatableMemory.available from memory */
