@@ -48,7 +48,8 @@ struct cgroup_hugepage {
 
 /* One hierarchy to create cgroups in: v1 a controller's mount, v2 the root. */
 struct cgroup_mount {
-        char *controller; /* v1 controller ("cpu", "memory", "systemd"); v2 "" */
+        char *controller; /* v1 controller ("cpu", "memory", "systemd"); v2 and
+                             a hybrid layout's unified hierarchy "" */
         char *path;       /* mount point */
 };
 
@@ -98,6 +99,13 @@ void cm_cgroup_fs_free(struct cgroup_fs *fs);
 /* Removes the cgroup in every hierarchy, child cgroups first.  A missing
  * cgroup is not an error; one that still has processes is (EBUSY). */
 int cm_cgroup_destroy(struct cgroup_fs *fs, const char *name, ck_error_t *err);
+
+/* SIGKILL to every process in the cgroup and the cgroups below it, in
+ * every hierarchy (upstream podContainerManager.Destroy does this before the
+ * removal: what the runtime lost track of, e.g. a `runc init` whose
+ * containerd died mid-create, would otherwise hold the cgroup forever).
+ * Fails when a process could not be killed. */
+int cm_cgroup_kill_all(struct cgroup_fs *fs, const char *name, ck_error_t *err);
 
 /* Whether the cgroup's directory exists in the first hierarchy. */
 bool cm_cgroup_exists(struct cgroup_fs *fs, const char *name);

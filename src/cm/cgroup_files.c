@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,6 +24,8 @@
  * moment: retry as runc's RemovePath does (10 ms doubling, 5 tries). */
 #define RMDIR_TRIES 5
 #define RMDIR_FIRST_DELAY_MS 10
+/* rounds of SIGKILL over the processes left in a pod's cgroup (upstream) */
+#define KILL_ROUNDS 5
 
 int cm_cgroup_fs_open(const char *root, bool fake, struct cgroup_fs **out, ck_error_t *err)
 {
@@ -175,6 +178,86 @@ static int remove_cgroup_dir(const struct cgroup_fs *fs, const char *path, ck_er
                 }
         }
         return ck_error_make(err, EBUSY, "remove cgroup `%s`: it still has processes", path);
+}
+
+/* ---- the processes left in a cgroup ---- */
+
+struct pid_set {
+        pid_t *pids;
+        size_t n, cap;
+};
+
+static void pid_set_add(struct pid_set *set, pid_t pid)
+{
+        for (size_t i = 0; i < set->n; i++)
+                if (set->pids[i] == pid)
+                        return;
+        if (set->n == set->cap) {
+                set->cap = set->cap ? set->cap * 2 : 8;
+                set->pids = xrealloc(set->pids, set->cap * sizeof(*set->pids));
+        }
+        set->pids[set->n++] = pid;
+}
+
+/* The pids in cgroup.procs of path and of every cgroup below it (upstream
+ * cgroupCommon.Pids walks each hierarchy so).  What cannot be read is
+ * skipped, as there: the cgroup may be going away. */
+static void collect_pids(const char *path, struct pid_set *set)
+{
+        cleanup_free char *procs = xasprintf("%s/cgroup.procs", path);
+        cleanup_fclose FILE *f = fopen(procs, "re");
+        if (f != NULL) {
+                long pid;
+                while (fscanf(f, "%ld", &pid) == 1)
+                        if (pid > 0)
+                                pid_set_add(set, (pid_t)pid);
+        }
+        DIR *d = opendir(path);
+        if (d == NULL)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    !entry_is_dir(path, de))
+                        continue;
+                cleanup_free char *child = xasprintf("%s/%s", path, de->d_name);
+                collect_pids(child, set);
+        }
+        closedir(d);
+}
+
+int cm_cgroup_kill_all(struct cgroup_fs *fs, const char *name, ck_error_t *err)
+{
+        struct pid_set set = {0};
+        for (size_t i = 0; i < fs->n_mounts; i++) {
+                cleanup_free char *path = xasprintf("%s%s", fs->mounts[i].path, name);
+                collect_pids(path, &set);
+        }
+        int ret = 0;
+        size_t left = set.n;
+        /* upstream tryKillingCgroupProcesses: five rounds over the pids not
+         * yet killed; a process already gone is killed */
+        for (int round = 0; round < KILL_ROUNDS && left > 0; round++) {
+                int last_errno = 0;
+                for (size_t i = 0; i < set.n; i++) {
+                        if (set.pids[i] == 0)
+                                continue;
+                        LOG_INFO(3, "Attempting to kill process from cgroup",
+                                 "pid=%ld cgroupName=\"%s\"", (long)set.pids[i], name);
+                        if (kill(set.pids[i], SIGKILL) == 0 || errno == ESRCH) {
+                                set.pids[i] = 0;
+                                left--;
+                        } else {
+                                last_errno = errno;
+                        }
+                }
+                if (left > 0 && round + 1 == KILL_ROUNDS)
+                        ret = ck_error_make(err, last_errno,
+                                            "kill the %zu processes left in cgroup \"%s\"", left,
+                                            name);
+        }
+        free(set.pids);
+        return ret;
 }
 
 int cm_cgroup_destroy(struct cgroup_fs *fs, const char *name, ck_error_t *err)

@@ -2,7 +2,10 @@
 /* cgroup v1: one hierarchy per controller under <root>/<controller> (also
  * the v1 part of a hybrid layout).  A cgroup is created in every mounted
  * controller, as runc's fs manager does for the kubelet (upstream
- * cgroupV1impl). */
+ * cgroupV1impl).  In a hybrid layout the controller-less v2 hierarchy at
+ * <root>/unified is one more: runc makes each container's cgroup there too,
+ * with its parents (the pod's), so a pod's cgroup removed only from the v1
+ * hierarchies would leave a directory there behind. */
 #include "cm/cgroup_driver.h"
 #include "cm/cm.h"
 #include "util/cleanup.h"
@@ -39,7 +42,7 @@ static int v1_probe(struct cgroup_fs *fs, ck_error_t *err)
                 ino_t ino;
         } seen[ARRAY_SIZE(v1_controllers)];
         size_t n_seen = 0;
-        fs->mounts = xcalloc(ARRAY_SIZE(v1_controllers), sizeof(*fs->mounts));
+        fs->mounts = xcalloc(ARRAY_SIZE(v1_controllers) + 1, sizeof(*fs->mounts));
         for (size_t i = 0; i < ARRAY_SIZE(v1_controllers); i++) {
                 cleanup_free char *path = xasprintf("%s/%s", fs->root, v1_controllers[i]);
                 struct stat st;
@@ -69,6 +72,16 @@ static int v1_probe(struct cgroup_fs *fs, ck_error_t *err)
                                              required[i], fs->root, required[i]);
         fs->has_pids = mount_of(fs, "pids") != NULL;
         fs->has_hugetlb = mount_of(fs, "hugetlb") != NULL;
+        /* hybrid: the v2 hierarchy, no controllers (nothing is written there) */
+        cleanup_free char *unified = xasprintf("%s/unified", fs->root);
+        struct stat st;
+        struct statfs sfs;
+        if (stat(unified, &st) == 0 && S_ISDIR(st.st_mode) &&
+            (fs->fake || (statfs(unified, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC))) {
+                fs->mounts[fs->n_mounts].controller = xstrdup("");
+                fs->mounts[fs->n_mounts++].path = unified;
+                unified = NULL;
+        }
         return 0;
 }
 

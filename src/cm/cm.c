@@ -440,7 +440,8 @@ int cm_pod_cgroup_destroy(struct cm *cm, const char *uid, ck_error_t *err)
         pthread_mutex_lock(&cm->lock);
         for (size_t i = 0; i < ARRAY_SIZE(classes) && ret == 0; i++) {
                 cleanup_free char *name = cm_pod_cgroup_name(cm, uid, classes[i]);
-                if (cm_cgroup_destroy(cm->fs, name, err) < 0)
+                if (cm_cgroup_kill_all(cm->fs, name, err) < 0 ||
+                    cm_cgroup_destroy(cm->fs, name, err) < 0)
                         ret = ck_error_wrap(err, "destroy pod cgroup \"%s\"", name);
         }
         if (ret == 0 && track_burstable(cm, uid, 0, true))

@@ -103,8 +103,9 @@ int cm_pod_memory_usage(struct cm *cm, const struct pod *pod, int64_t *usage, ck
 /* The cgroup parent a pod would get, without touching the filesystem. */
 char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos);
 
-/* Removes the pod's cgroup (after its containers are gone).  A missing
- * cgroup is not an error. */
+/* Removes the pod's cgroup (after its containers are gone), killing the
+ * processes still in it first, as upstream.  A missing cgroup is not an
+ * error. */
 int cm_pod_cgroup_destroy(struct cm *cm, const char *uid, ck_error_t *err);
 
 /* UIDs of pod cgroups that exist under kubepods (for housekeeping of orphans).

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MI (1024LL * 1024LL)
@@ -391,6 +393,66 @@ static void test_destroy_and_list(void **state)
         free_tree(t);
 }
 
+/* hybrid layout: the unified hierarchy at <root>/unified gets the pod's
+ * cgroup too (runc makes the containers' there), and loses it with it */
+static void test_hybrid_unified(void **state)
+{
+        (void)state;
+        struct fake_tree *t = make_tree(false);
+        cleanup_free char *unified = xasprintf("%s/unified", t->root);
+        assert_int_equal(mkdir(unified, 0755), 0);
+        struct cm *cm = new_cm(t, "/ck");
+        struct container b[] = {ctr("a", 100, UNSET, UNSET, UNSET)};
+        struct pod pb = mkpod("bbb", b, 1);
+        free(ensure(cm, &pb));
+        assert_true(exists(t, "unified/ck/kubepods/burstable/podbbb"));
+        cleanup_free char *ctr_dir =
+            xasprintf("%s/unified/ck/kubepods/burstable/podbbb/c1", t->root);
+        assert_int_equal(mkdir(ctr_dir, 0755), 0);
+        ck_error_t err = NULL;
+        assert_int_equal(cm_pod_cgroup_destroy(cm, "bbb", &err), 0);
+        assert_false(exists(t, "unified/ck/kubepods/burstable/podbbb"));
+        assert_false(exists(t, "cpu/ck/kubepods/burstable/podbbb"));
+        assert_true(exists(t, "unified/ck/kubepods/burstable"));
+        cm_free(cm);
+        free_tree(t);
+}
+
+/* a process the runtime lost (a `runc init` of a create cut short) is
+ * killed with the pod's cgroup, as upstream's Destroy does */
+static void test_destroy_kills_leftovers(void **state)
+{
+        (void)state;
+        struct fake_tree *t = make_tree(false);
+        struct cm *cm = new_cm(t, "/ck");
+        struct container b[] = {ctr("a", 100, UNSET, UNSET, UNSET)};
+        struct pod pb = mkpod("bbb", b, 1);
+        free(ensure(cm, &pb));
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        cleanup_free char *ctr_dir =
+            xasprintf("%s/memory/ck/kubepods/burstable/podbbb/c1", t->root);
+        assert_int_equal(mkdir(ctr_dir, 0755), 0);
+        cleanup_free char *procs = xasprintf("%s/cgroup.procs", ctr_dir);
+        FILE *f = fopen(procs, "w");
+        assert_non_null(f);
+        fprintf(f, "%ld\n", (long)child);
+        fclose(f);
+        ck_error_t err = NULL;
+        assert_int_equal(cm_pod_cgroup_destroy(cm, "bbb", &err), 0);
+        int status = 0;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGKILL);
+        assert_false(exists(t, "memory/ck/kubepods/burstable/podbbb"));
+        cm_free(cm);
+        free_tree(t);
+}
+
 static void test_v2_values(void **state)
 {
         (void)state;
@@ -649,6 +711,8 @@ int main(void)
             cmocka_unit_test(test_init_and_sidecar_requests),
             cmocka_unit_test(test_cgroup_root_and_names),
             cmocka_unit_test(test_destroy_and_list),
+            cmocka_unit_test(test_hybrid_unified),
+            cmocka_unit_test(test_destroy_kills_leftovers),
             cmocka_unit_test(test_v2_values),
             cmocka_unit_test(test_pod_resources_resize),
             cmocka_unit_test(test_cgroups_per_qos_off),
