@@ -138,6 +138,7 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
                                         u->live[u->n_live++] = xstrdup(p->containers[j].id);
                 }
                 ev->n_runtime_uids = l->n_pods;
+                ev->runtime_back = pe->recovered;
                 kl_queue_post(q, ev);
                 return;
         }
@@ -731,6 +732,7 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                         pod_unref(pod);
                 } else {
                         r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
+                        r->sync_failed = true;
                 }
                 return;
         }
@@ -740,6 +742,7 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                 r->terminal = true;
                 return;
         }
+        r->sync_failed = !ev->ok;
         if (!ev->ok)
                 r->next_sync_ms = now + SYNC_ERROR_BACKOFF_MS;
         if (ev->next_retry_ms > 0 && ev->next_retry_ms < r->next_sync_ms)
@@ -846,6 +849,22 @@ static void handle_relist(struct kubelet *kl, struct kl_event *ev)
         kl->loop.n_runtime_uids = ev->n_runtime_uids;
         ev->runtime_uids = NULL;
         ev->n_runtime_uids = 0;
+        if (!ev->runtime_back)
+                return;
+        /* The runtime answers again (a restart, an outage): the pods whose
+         * sync or kill failed meanwhile are retried now rather than at the
+         * end of their back-off (upstream waits it out: 10-15 s more). */
+        int64_t now = fs_now_mono_ms();
+        size_t n = 0;
+        for (size_t i = 0; i < kl->loop.n_records; i++) {
+                struct pod_record *r = &kl->loop.records[i];
+                if (r->sync_failed && r->next_sync_ms > now) {
+                        r->next_sync_ms = now;
+                        n++;
+                }
+        }
+        LOG_INFO(1, "Container runtime answers again; retrying the pods whose sync failed",
+                 "pods=%zu", n);
 }
 
 /* As of the last relist, a container of that ID prefix had not exited. */

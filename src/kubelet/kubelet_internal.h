@@ -57,6 +57,7 @@ struct kl_event {
         /* KL_EV_RELIST */
         struct kl_runtime_uid *runtime_uids;
         size_t n_runtime_uids;
+        bool runtime_back; /* the first good relist after failed ones */
         /* KL_EV_WORK_DONE */
         enum pod_work_kind work_kind;
         bool ok;
@@ -94,6 +95,9 @@ struct pod_record {
         bool static_started;
         uint64_t seq; /* the order records were made in */
         int64_t next_sync_ms;
+        /* its last sync (or kill) failed: next_sync_ms is the error back-off,
+         * cut short when the runtime answers again after failing */
+        bool sync_failed;
         int64_t first_seen_us;       /* when the record was made (CLOCK_MONOTONIC) */
         int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
         /* evicted (the eviction manager): each sync stops it, Failed with

@@ -27,6 +27,7 @@ struct pleg {
         atomic_llong last_relist_ms;
         struct runtime_pod_list *last; /* previous relist, owned by the thread */
         int64_t last_start_us;         /* when the last good relist began; thread-owned */
+        bool failing;                  /* the last relist failed; thread-owned */
 };
 
 static const struct runtime_pod_entry *find_pod(const struct runtime_pod_list *l, const char *uid)
@@ -160,12 +161,14 @@ static void relist(struct pleg *p, struct cri_client *cri)
                              p->last_start_us ? (double)(start_us - p->last_start_us) / 1e6 : -1);
         if (rc < 0) {
                 LOG_ERROR("GenericPLEG: Unable to retrieve pods", "err=\"%s\"", ck_error_msg(err));
+                p->failing = true;
                 return;
         }
         p->last_start_us = start_us;
         record_running(cur);
         pleg_diff(p->last, cur, p->fn, p->ctx);
-        struct pleg_event done = {.type = PLEG_RELIST_DONE, .pods = cur};
+        struct pleg_event done = {.type = PLEG_RELIST_DONE, .pods = cur, .recovered = p->failing};
+        p->failing = false;
         p->fn(p->ctx, &done);
         runtime_pod_list_free(p->last);
         p->last = cur;

@@ -32,6 +32,9 @@ struct pleg_event {
         const char *container_id; /* borrowed, NULL for pod-level events */
         /* PLEG_RELIST_DONE only: the runtime's pods, borrowed for the call */
         const struct runtime_pod_list *pods;
+        /* PLEG_RELIST_DONE only: the relist before it failed (the runtime
+         * answers again) */
+        bool recovered;
 };
 
 typedef void (*pleg_event_fn)(void *ctx, const struct pleg_event *ev);
