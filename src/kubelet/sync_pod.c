@@ -18,6 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+/* upstream backOffOnTransientErrorPeriod: a sync that failed only because
+ * the network is not ready is retried this soon */
+#define NETWORK_NOT_READY_RETRY_MS 1000
+
 static void post_done(struct kl_sync_deps *d, const struct pod_work *w, bool ok, bool terminal,
                       int64_t next_retry_ms)
 {
@@ -398,6 +402,11 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                 event_emit_pod(d->recorder, pod, NULL, EVENT_WARNING, "NetworkNotReady",
                                "network is not ready: %s", net_msg);
                 ck_error_make(err, 0, "network is not ready: %s", net_msg);
+                /* upstream completeWork: a transient error, retried after
+                 * backOffOnTransientErrorPeriod, not the 10 s back-off (the
+                 * network state is unknown until the first runtime Status
+                 * after a start) */
+                *next_retry_ms = fs_now_mono_ms() + NETWORK_NOT_READY_RETRY_MS;
                 goto out;
         }
         /* e: the pod cgroup, parent of the sandbox. */
