@@ -21,6 +21,9 @@
 /* upstream backOffOnTransientErrorPeriod: a sync that failed only because
  * the network is not ready is retried this soon */
 #define NETWORK_NOT_READY_RETRY_MS 1000
+/* a create refused because the runtime still holds the name for an earlier
+ * call of the same create (containerd's "name ... is reserved for ...") */
+#define NAME_RESERVED_RETRY_MS 1000
 
 static void post_done(struct kl_sync_deps *d, const struct pod_work *w, bool ok, bool terminal,
                       int64_t next_retry_ms)
@@ -501,10 +504,17 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 int64_t start_us = fs_now_mono_us();
                 r = sync_pod(d, cri, w->pod, w->first_seen_us, w->evict_message, w->evict_grace_s,
                              w->evict_disruption, &terminal, &next_retry, &err);
-                if (r < 0)
+                if (r < 0) {
                         LOG_ERROR("Error syncing pod, skipping",
                                   "err=\"%s\" pod=\"%s\" podUID=\"%s\"", ck_error_msg(err),
                                   pod_full_name(w->pod), w->uid);
+                        /* The runtime still works on a create of the same
+                         * name, one whose caller went away (an agent killed
+                         * mid-call, a timeout): it ends within moments,
+                         * failed or done, and the next sync finds out which. */
+                        if (strstr(ck_error_msg(err), "is reserved for") != NULL)
+                                next_retry = fs_now_mono_ms() + NAME_RESERVED_RETRY_MS;
+                }
                 /* The agent's own share of a sync is its wall time minus the
                  * CRI calls' time (bench/ reads this line). */
                 LOG_INFO(2, "Pod sync finished",
