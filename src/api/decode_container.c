@@ -443,6 +443,72 @@ static bool container_field_set(const char *key, const json_t *v)
         return false;
 }
 
+/* restartPolicyRules (upstream validateContainerRestartPolicy, with
+ * ContainerRestartRules on and RestartAllContainers off, their 1.35
+ * defaults): at most 20, each action Restart and exitCodes with operator
+ * In or NotIn and at most 255 values. */
+static void decode_restart_rules(struct dctx *d, json_t *c, const char *path, struct container *out)
+{
+        json_t *rules = get_array(d, c, path, "restartPolicyRules");
+        if (rules == NULL)
+                return;
+        cleanup_free char *rp = path_child(path, "restartPolicyRules");
+        if (json_array_size(rules) > 20)
+                ferr(d, rp, "Too long: must have at most 20 items");
+        out->restart_rules = xcalloc(json_array_size(rules) + 1, sizeof(*out->restart_rules));
+        size_t i;
+        json_t *ro;
+        json_array_foreach(rules, i, ro)
+        {
+                cleanup_free char *ip = path_index(rp, i);
+                if (!json_is_object(ro)) {
+                        ferr_type(d, ip, ro, "an object");
+                        continue;
+                }
+                struct container_restart_rule *r = &out->restart_rules[out->n_restart_rules++];
+                cleanup_free char *action = NULL;
+                get_string(d, ro, ip, "action", &action);
+                if (action == NULL || strcmp(action, "Restart") != 0) {
+                        static const char *const actions[] = {"Restart", NULL};
+                        cleanup_free char *ap = path_child(ip, "action");
+                        ferr_not_supported(d, ap, action ? action : "", actions);
+                }
+                cleanup_free char *ep = path_child(ip, "exitCodes");
+                json_t *ec = get_object(d, ro, ip, "exitCodes");
+                if (ec == NULL) {
+                        if (json_object_get(ro, "exitCodes") == NULL ||
+                            json_is_null(json_object_get(ro, "exitCodes")))
+                                ferr_required(d, ep, "must be specified");
+                        continue;
+                }
+                cleanup_free char *op = NULL;
+                get_string(d, ec, ep, "operator", &op);
+                if (op != NULL && strcmp(op, "In") == 0) {
+                        r->exit_codes_in = true;
+                } else if (op == NULL || strcmp(op, "NotIn") != 0) {
+                        static const char *const ops[] = {"In", "NotIn", NULL};
+                        cleanup_free char *opp = path_child(ep, "operator");
+                        ferr_not_supported(d, opp, op ? op : "", ops);
+                }
+                json_t *values = get_array(d, ec, ep, "values");
+                if (values == NULL)
+                        continue;
+                cleanup_free char *vp = path_child(ep, "values");
+                if (json_array_size(values) > 255)
+                        ferr(d, vp, "Too long: must have at most 255 items");
+                r->exit_codes = xcalloc(json_array_size(values) + 1, sizeof(*r->exit_codes));
+                size_t k;
+                json_t *v;
+                json_array_foreach(values, k, v)
+                {
+                        cleanup_free char *kp = path_index(vp, k);
+                        int64_t code;
+                        if (json_to_int(d, v, kp, 32, &code))
+                                r->exit_codes[r->n_exit_codes++] = (int32_t)code;
+                }
+        }
+}
+
 /* validateEphemeralContainers: EphemeralContainerCommon has the fields of a
  * Container, but only those of allowedEphemeralContainerFields may be set
  * (the rest would make a debugging container part of the pod's services). */
@@ -541,13 +607,31 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
         decode_resize_policy(d, c, path, cc->pod_restart_policy, out);
         validate_security_context(d, c, path, out->security_context);
 
+        /* the container's own restartPolicy and restartPolicyRules
+         * (ContainerRestartRules, on by default since 1.35; upstream
+         * validateInitContainerRestartPolicy / validateContainerRestartPolicy) */
         cleanup_free char *rp = path_child(path, "restartPolicy");
-        bool sidecar = false;
-        if (cc->init && has_restart) {
-                static const char *const always[] = {"Always", NULL};
-                sidecar = strcmp(out->restart_policy, "Always") == 0;
-                if (!sidecar)
-                        ferr_not_supported(d, rp, out->restart_policy, always);
+        bool sidecar = cc->init && has_restart && strcmp(out->restart_policy, "Always") == 0;
+        if (!cc->ephemeral) {
+                bool has_rules = json_array_size(jget(c, "restartPolicyRules")) > 0;
+                if (!has_restart && has_rules)
+                        ferr_required(d, rp,
+                                      "must specify restartPolicy when restart rules are used");
+                if (has_restart && !str_eq(out->restart_policy, "Always") &&
+                    !str_eq(out->restart_policy, "OnFailure") &&
+                    !str_eq(out->restart_policy, "Never")) {
+                        static const char *const policies[] = {"Always", "Never", "OnFailure",
+                                                               NULL};
+                        ferr_not_supported(d, rp, out->restart_policy, policies);
+                }
+                if (sidecar && has_rules) {
+                        cleanup_free char *rr = path_child(path, "restartPolicyRules");
+                        ferr_forbidden(d, rr,
+                                       "restartPolicyRules are not allowed for init containers "
+                                       "with restart policy Always");
+                } else if (has_restart) {
+                        decode_restart_rules(d, c, path, out);
+                }
         }
         /* names are unique across init and regular containers */
         if (vec_has(cc->names, out->name))
@@ -560,9 +644,7 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
         }
         if (!cc->ephemeral)
                 decode_hooks(d, c, path, !cc->init || sidecar, out);
-        if (!cc->init && !cc->ephemeral && has_restart)
-                ferr_forbidden(d, rp, "may not be set for non-init containers");
-        if (!sidecar) {
+        if (cc->ephemeral) {
                 free(out->restart_policy);
                 out->restart_policy = NULL;
         }

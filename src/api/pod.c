@@ -164,6 +164,9 @@ void container_release(struct container *c)
         free(c->termination_message_policy);
         security_context_free(c->security_context);
         free(c->restart_policy);
+        for (size_t i = 0; i < c->n_restart_rules; i++)
+                free(c->restart_rules[i].exit_codes);
+        free(c->restart_rules);
         free(c->target_container_name);
         memset(c, 0, sizeof(*c));
 }
@@ -379,4 +382,36 @@ uint64_t api_container_hash(const char *name, const char *image)
 bool container_is_sidecar(const struct container *c)
 {
         return c->restart_policy != NULL && strcmp(c->restart_policy, "Always") == 0;
+}
+
+static bool rule_matches(const struct container_restart_rule *r, int32_t exit_code)
+{
+        bool listed = false;
+        for (size_t i = 0; i < r->n_exit_codes && !listed; i++)
+                listed = r->exit_codes[i] == exit_code;
+        return r->exit_codes_in ? listed : !listed;
+}
+
+bool container_should_restart(const struct container *c, const struct pod *pod, int32_t exit_code)
+{
+        if (c->restart_policy != NULL) {
+                for (size_t i = 0; i < c->n_restart_rules; i++)
+                        if (rule_matches(&c->restart_rules[i], exit_code))
+                                return true; /* action Restart */
+                if (strcmp(c->restart_policy, "Always") == 0)
+                        return true;
+                if (strcmp(c->restart_policy, "OnFailure") == 0)
+                        return exit_code != 0;
+                if (strcmp(c->restart_policy, "Never") == 0)
+                        return false;
+        }
+        switch (pod->restart_policy) {
+        case RESTART_ON_FAILURE:
+                return exit_code != 0;
+        case RESTART_NEVER:
+                return false;
+        case RESTART_ALWAYS:
+        default:
+                return true;
+        }
 }

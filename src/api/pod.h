@@ -181,6 +181,15 @@ enum pull_policy { PULL_IF_NOT_PRESENT = 0, PULL_ALWAYS, PULL_NEVER };
  * it needs (NotRequired when the container names no policy for it). */
 enum resize_restart { RESIZE_NOT_REQUIRED = 0, RESIZE_RESTART_CONTAINER };
 
+/* A restartPolicyRules entry (upstream ContainerRestartRule).  Its action
+ * is "Restart", the only one without the RestartAllContainers gate (alpha,
+ * off): the decoder refuses any other. */
+struct container_restart_rule {
+        bool exit_codes_in; /* exitCodes.operator In; false: NotIn */
+        int32_t *exit_codes;
+        size_t n_exit_codes;
+};
+
 struct container {
         char *name;
         char *image;
@@ -208,7 +217,13 @@ struct container {
         char *termination_message_policy;          /* File (default) or FallbackToLogsOnError */
         struct security_context *security_context; /* NULL if none */
         bool stdin_open, stdin_once, tty;
-        char *restart_policy; /* init containers: "Always" marks a sidecar; else NULL */
+        /* the container's own restartPolicy (ContainerRestartRules, on by
+         * default since 1.35): "Always", "OnFailure", "Never"; on an init
+         * container "Always" marks a sidecar; NULL: the pod's applies */
+        char *restart_policy;
+        /* restartPolicyRules, in order (only with restart_policy) */
+        struct container_restart_rule *restart_rules;
+        size_t n_restart_rules;
         /* ephemeral containers: the container whose process namespace it
          * joins (targetContainerName); NULL if none or not ephemeral */
         char *target_container_name;
@@ -399,5 +414,10 @@ uint64_t api_container_hash(const char *name, const char *image);
 
 /* True if the container is a sidecar (init container with restartPolicy Always). */
 bool container_is_sidecar(const struct container *c);
+
+/* upstream podutil.ContainerShouldRestart: whether an exit with exit_code
+ * restarts the container: its first restartPolicyRules entry whose exit
+ * codes match (action Restart), else its own restartPolicy, else the pod's. */
+bool container_should_restart(const struct container *c, const struct pod *pod, int32_t exit_code);
 
 #endif

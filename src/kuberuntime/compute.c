@@ -61,7 +61,6 @@ static void push_kill(struct pod_actions *a, const struct runtime_container_stat
 bool kuberuntime_should_restart(const struct pod *pod, const struct container *c,
                                 const struct runtime_container_status *last)
 {
-        (void)c;
         /* once a pod is being deleted nothing restarts */
         if (pod->deletion_timestamp != NULL)
                 return false;
@@ -71,11 +70,17 @@ bool kuberuntime_should_restart(const struct pod *pod, const struct container *c
                 return false;
         if (last->state == CONTAINER_STATE_UNKNOWN || last->state == CONTAINER_STATE_CREATED)
                 return true;
-        if (pod->restart_policy == RESTART_NEVER)
-                return false;
-        if (pod->restart_policy == RESTART_ON_FAILURE && last->exit_code == 0)
-                return false;
-        return true;
+        /* ContainerRestartRules: its rules, its policy, then the pod's */
+        return container_should_restart(c, pod, last->exit_code);
+}
+
+/* A policy that is not Never, the container's own if it has one (probe
+ * failures and unknown states: no exit code for the rules). */
+static bool restarts_without_exit_code(const struct pod *pod, const struct container *c)
+{
+        if (c->restart_policy != NULL)
+                return !str_eq(c->restart_policy, "Never");
+        return pod->restart_policy != RESTART_NEVER;
 }
 
 static bool container_succeeded(const struct runtime_container_status *st)
@@ -145,8 +150,12 @@ static void compute_fresh_sandbox(const struct pod *pod, const struct runtime_po
         }
         for (size_t i = 0; i < pod->n_containers; i++) {
                 const struct container *c = &pod->containers[i];
-                if (pod->restart_policy == RESTART_ON_FAILURE &&
-                    container_succeeded(find_status(s, c->name)))
+                /* upstream: OnFailure (the container's own, if it has one)
+                 * does not run a succeeded container again */
+                bool run_once = c->restart_policy != NULL
+                                    ? str_eq(c->restart_policy, "OnFailure")
+                                    : pod->restart_policy == RESTART_ON_FAILURE;
+                if (run_once && container_succeeded(find_status(s, c->name)))
                         continue;
                 push_int(&a->containers_to_start, &a->n_containers_to_start, (int)i);
         }
@@ -239,7 +248,6 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                         initialized = true;
         }
         bool previously_initialized = initialized;
-        bool kill_on_failure = pod->restart_policy == RESTART_NEVER;
 
         /* Backwards: the last init container with a status tells how far
          * initialisation got (completed ones may have been removed). */
@@ -295,7 +303,7 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                                 break;
                         }
                         if (init_container_failed(st)) {
-                                if (kill_on_failure)
+                                if (!kuberuntime_should_restart(pod, c, st))
                                         goto pod_failed;
                                 push_int(&start, &n_start, (int)k);
                                 break;
@@ -306,7 +314,7 @@ static bool compute_init_actions(const struct pod *pod, const struct runtime_pod
                                 push_int(&start, &n_start, (int)k + 1);
                         break;
                 default: /* unknown */
-                        if (!sidecar && kill_on_failure)
+                        if (!sidecar && !restarts_without_exit_code(pod, c))
                                 goto pod_failed;
                         push_kill(a, st, KILL_REASON_UNKNOWN_STATE);
                         push_int(&start, &n_start, (int)k);
@@ -420,7 +428,7 @@ void kuberuntime_compute_pod_actions(const struct pod *pod, const struct runtime
                         continue;
                 }
                 const char *reason;
-                bool restart = pod->restart_policy != RESTART_NEVER;
+                bool restart = restarts_without_exit_code(pod, c);
                 if (st->hash != c->hash) {
                         reason = KILL_REASON_HASH_CHANGED;
                         restart = true; /* whatever the policy: the spec changed */

@@ -308,7 +308,7 @@ static bool should_be_restarted(const struct container *c, const struct pod *pod
                 return false;
         if (latest->state == CONTAINER_STATE_UNKNOWN || latest->state == CONTAINER_STATE_CREATED)
                 return true;
-        return status_container_should_restart(c, pod, latest->exit_code);
+        return container_should_restart(c, pod, latest->exit_code);
 }
 
 static const struct kuberuntime_waiting *sync_waiting(const struct kuberuntime_sync_result *r,

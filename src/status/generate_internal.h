@@ -42,11 +42,6 @@ bool status_get_true(const json_t *obj, const char *key);
 /* Borrowed value from a kv list (NULL list or key: NULL). */
 const char *status_kv(const struct kv_list *l, const char *key);
 
-/* upstream podutil.ContainerShouldRestart (no restartPolicyRules in
- * struct container: the container's own policy, then the pod's). */
-bool status_container_should_restart(const struct container *c, const struct pod *pod,
-                                     int32_t exit_code);
-
 /* ---- convertToAPIContainerStatuses (container_statuses.c) ---- */
 
 enum status_list { STATUS_APP, STATUS_INIT, STATUS_EPHEMERAL };

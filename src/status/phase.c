@@ -36,13 +36,13 @@ const char *status_compute_phase(const struct pod *pod, const json_t *app, const
                         pending_regular_init++;
                 } else if ((t = status_cs_state(st, "terminated")) != NULL) {
                         int32_t code = (int32_t)status_get_int(t, "exitCode");
-                        if (code != 0 && !status_container_should_restart(c, pod, code))
+                        if (code != 0 && !container_should_restart(c, pod, code))
                                 failed_init_not_restartable++;
                 } else if (status_cs_state(st, "waiting") != NULL) {
                         json_t *lt = status_cs_last(st, "terminated");
                         if (lt != NULL) {
                                 int32_t code = (int32_t)status_get_int(lt, "exitCode");
-                                if (code != 0 && !status_container_should_restart(c, pod, code))
+                                if (code != 0 && !container_should_restart(c, pod, code))
                                         failed_init_not_restartable++;
                         } else {
                                 pending_regular_init++;
@@ -95,7 +95,7 @@ const char *status_compute_phase(const struct pod *pod, const json_t *app, const
                 } else if ((t = status_cs_state(st, "terminated")) != NULL) {
                         stopped++;
                         int32_t code = (int32_t)status_get_int(t, "exitCode");
-                        if (!status_container_should_restart(c, pod, code))
+                        if (!container_should_restart(c, pod, code))
                                 stopped_not_restartable++;
                         if (code == 0)
                                 succeeded++;
@@ -104,7 +104,7 @@ const char *status_compute_phase(const struct pod *pod, const json_t *app, const
                         if (lt != NULL) {
                                 stopped++;
                                 int32_t code = (int32_t)status_get_int(lt, "exitCode");
-                                if (!status_container_should_restart(c, pod, code))
+                                if (!container_should_restart(c, pod, code))
                                         stopped_not_restartable++;
                         } else {
                                 waiting++;

@@ -94,28 +94,6 @@ const char *status_kv(const struct kv_list *l, const char *key)
         return NULL;
 }
 
-bool status_container_should_restart(const struct container *c, const struct pod *pod,
-                                     int32_t exit_code)
-{
-        if (c->restart_policy != NULL) {
-                if (strcmp(c->restart_policy, "Always") == 0)
-                        return true;
-                if (strcmp(c->restart_policy, "OnFailure") == 0)
-                        return exit_code != 0;
-                if (strcmp(c->restart_policy, "Never") == 0)
-                        return false;
-        }
-        switch (pod->restart_policy) {
-        case RESTART_ON_FAILURE:
-                return exit_code != 0;
-        case RESTART_NEVER:
-                return false;
-        case RESTART_ALWAYS:
-        default:
-                return true;
-        }
-}
-
 json_t *status_time(int64_t ns)
 {
         char buf[64];

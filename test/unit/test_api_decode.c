@@ -437,9 +437,23 @@ static void test_validation_errors(void **state)
              "or not specified; spec.containers[0].volumeMounts[1].recursiveReadOnly: "
              "Unsupported value: \"Sometimes\": supported values: \"Disabled\", \"Enabled\", "
              "\"IfPossible\""},
-            {META "spec: {containers: [{name: a, image: x, restartPolicy: Always}]}\n",
-             "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init "
-             "containers"},
+            /* ContainerRestartRules (on by default since 1.35) */
+            {META "spec: {containers: [{name: a, image: x, restartPolicy: Sometimes}]}\n",
+             "spec.containers[0].restartPolicy: Unsupported value: \"Sometimes\": supported "
+             "values: \"Always\", \"Never\", \"OnFailure\""},
+            {META "spec: {containers: [{name: a, image: x, restartPolicyRules: [{action: "
+                  "Restart, exitCodes: {operator: In, values: [1]}}]}]}\n",
+             "spec.containers[0].restartPolicy: Required value: must specify restartPolicy "
+             "when restart rules are used"},
+            {META "spec: {containers: [{name: a, image: x, restartPolicy: Never, "
+                  "restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: "
+                  "Between, values: [1]}}, {action: Restart}]}]}\n",
+             "spec.containers[0].restartPolicyRules[0].action: Unsupported value: "
+             "\"RestartAllContainers\": supported values: \"Restart\"; "
+             "spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "
+             "\"Between\": supported values: \"In\", \"NotIn\"; "
+             "spec.containers[0].restartPolicyRules[1].exitCodes: Required value: must be "
+             "specified"},
             /* ports */
             {META "spec: {containers: [{name: a, image: x, ports: [{containerPort: 0}]}]}\n",
              "spec.containers[0].ports[0].containerPort: Required value"},
@@ -584,9 +598,14 @@ static void test_validation_errors(void **state)
              "containers with empty `spec.os.name`"},
             /* init containers and sidecars */
             {META "spec: {" ONE ", initContainers: [{name: i, image: x, restartPolicy: "
-                  "Never}]}\n",
-             "spec.initContainers[0].restartPolicy: Unsupported value: \"Never\": supported "
-             "values: \"Always\""},
+                  "Sometimes}]}\n",
+             "spec.initContainers[0].restartPolicy: Unsupported value: \"Sometimes\": "
+             "supported values: \"Always\", \"Never\", \"OnFailure\""},
+            {META "spec: {" ONE ", initContainers: [{name: i, image: x, restartPolicy: "
+                  "Always, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, "
+                  "values: [1]}}]}]}\n",
+             "spec.initContainers[0].restartPolicyRules: Forbidden: restartPolicyRules are not "
+             "allowed for init containers with restart policy Always"},
             {META "spec: {" ONE ", initContainers: [{name: i, image: x, livenessProbe: "
                   "{exec: {}}}]}\n",
              "spec.initContainers[0].livenessProbe: Forbidden: may not be set for init "
@@ -753,6 +772,59 @@ static void test_ephemeral_containers(void **state)
             "IfNotPresent");
         /* each has a spec hash, as the other containers */
         assert_true(d->hash != 0 && d->hash != pod->ephemeral_containers[1].hash);
+}
+
+/* ContainerRestartRules: the container's rules, then its policy, then the
+ * pod's (upstream podutil.ContainerShouldRestart) */
+static void test_container_restart_rules(void **state)
+{
+        (void)state;
+        cleanup_free char *msg = NULL;
+        struct pod *pod =
+            decode(META "spec:\n"
+                        "  restartPolicy: Never\n"
+                        "  initContainers:\n"
+                        "  - {name: i, image: x, restartPolicy: OnFailure}\n"
+                        "  containers:\n"
+                        "  - name: a\n"
+                        "    image: x\n"
+                        "    restartPolicy: Never\n"
+                        "    restartPolicyRules:\n"
+                        "    - {action: Restart, exitCodes: {operator: In, values: [42, 43]}}\n"
+                        "  - name: b\n"
+                        "    image: x\n"
+                        "    restartPolicy: Always\n"
+                        "  - name: c\n"
+                        "    image: x\n"
+                        "    restartPolicy: OnFailure\n"
+                        "    restartPolicyRules:\n"
+                        "    - {action: Restart, exitCodes: {operator: NotIn, values: [0, 1]}}\n"
+                        "  - {name: d, image: x}\n",
+                   &msg);
+        if (pod == NULL)
+                fail_msg("%s", msg);
+        const struct container *a = &pod->containers[0], *b = &pod->containers[1],
+                               *c = &pod->containers[2], *d = &pod->containers[3];
+        assert_int_equal(a->n_restart_rules, 1);
+        assert_true(a->restart_rules[0].exit_codes_in);
+        assert_int_equal(a->restart_rules[0].n_exit_codes, 2);
+        /* a: Never, but 42 and 43 restart it */
+        assert_true(container_should_restart(a, pod, 42));
+        assert_true(container_should_restart(a, pod, 43));
+        assert_false(container_should_restart(a, pod, 1));
+        assert_false(container_should_restart(a, pod, 0));
+        /* b: Always in a Never pod */
+        assert_true(container_should_restart(b, pod, 0));
+        /* c: NotIn [0, 1] restarts 2; 1 is a failure, OnFailure restarts it; 0 not */
+        assert_true(container_should_restart(c, pod, 2));
+        assert_true(container_should_restart(c, pod, 1));
+        assert_false(container_should_restart(c, pod, 0));
+        /* d: the pod's Never */
+        assert_false(container_should_restart(d, pod, 1));
+        /* a regular init container with its own policy is no sidecar */
+        assert_false(container_is_sidecar(&pod->init_containers[0]));
+        assert_true(container_should_restart(&pod->init_containers[0], pod, 1));
+        pod_unref(pod);
 }
 
 static void test_accepted_edge_cases(void **state)
@@ -968,6 +1040,7 @@ int main(void)
             cmocka_unit_test(test_pull_policy_from_image),
             cmocka_unit_test(test_validation_errors),
             cmocka_unit_test(test_ephemeral_containers),
+            cmocka_unit_test(test_container_restart_rules),
             cmocka_unit_test(test_accepted_edge_cases),
             cmocka_unit_test(test_extended_resources),
             cmocka_unit_test(test_qos_class),

@@ -19,6 +19,8 @@ struct spec_c {
         bool sidecar;
         uint64_t hash;      /* 0: the default hash 1 */
         bool startup_probe; /* has one */
+        const char *policy; /* its own restartPolicy (ContainerRestartRules) */
+        int restart_on;     /* a restartPolicyRules entry: Restart on this exit code */
 };
 
 /* A container instance in the runtime, listed newest first. */
@@ -231,6 +233,54 @@ static const struct tcase cases[] = {
      .stats = {{"web", RUN}, {"log", RUN}},
      .startup_failed = {"log"},
      .want = {.start = "log", .kill = "log"}},
+    /* ContainerRestartRules: the container's own policy and rules */
+    {.what = "container OnFailure in a Never pod, exit 1: restart",
+     .policy = RESTART_NEVER,
+     .app = {{"web", .policy = "OnFailure"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.start = "web"}},
+    {.what = "container OnFailure in a Never pod, exit 0: done",
+     .policy = RESTART_NEVER,
+     .app = {{"web", .policy = "OnFailure"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "container Never, rule In [42], in an Always pod, exit 42: restart",
+     .app = {{"web", .policy = "Never", .restart_on = 42}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 42}},
+     .want = {.start = "web"}},
+    {.what = "container Never, rule In [42], in an Always pod, exit 1: done",
+     .app = {{"web", .policy = "Never", .restart_on = 42}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 1}},
+     .want = {.kill_pod = true, .pod_done = true}},
+    {.what = "liveness failure of a container Never in an Always pod: kill, no restart",
+     .app = {{"web", .policy = "Never"}, {"log"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", RUN}, {"log", RUN}},
+     .liveness_failed = {"web"},
+     .want = {.kill = "web"}},
+    {.what = "new sandbox: a succeeded container OnFailure in an Always pod stays done",
+     .app = {{"web", .policy = "OnFailure"}, {"log"}},
+     .sandboxes = {DEAD(0)},
+     .n_sandboxes = 1,
+     .stats = {{"web", EXITED, 0}, {"log", EXITED, 1}},
+     .want = {.kill_pod = true, .create_sandbox = true, .attempt = 1, .start = "log"}},
+    {.what = "init container OnFailure in a Never pod failed: retried",
+     .policy = RESTART_NEVER,
+     .init = {{"setup", .policy = "OnFailure"}},
+     .app = {{"web"}},
+     .sandboxes = {READY(0)},
+     .n_sandboxes = 1,
+     .stats = {{"setup", EXITED, 1}},
+     .want = {.init_start = "setup"}},
     {.what = "liveness failure under Never: kill, no restart",
      .policy = RESTART_NEVER,
      .app = {{"web"}, {"log"}},
@@ -490,6 +540,8 @@ struct fixture {
         struct runtime_container_status stats[MAXC];
         char ids[MAXC][32];
         struct runtime_pod_status status;
+        struct container_restart_rule rules[MAXC];
+        int32_t codes[MAXC];
 };
 
 static void build(const struct tcase *tc, struct fixture *f)
@@ -503,7 +555,8 @@ static void build(const struct tcase *tc, struct fixture *f)
         f->pod.deletion_timestamp = tc->deleting ? "2026-01-01T00:00:00Z" : NULL;
         for (size_t i = 0; i < MAXC && tc->init[i].name; i++) {
                 f->init[i].name = (char *)tc->init[i].name;
-                f->init[i].restart_policy = tc->init[i].sidecar ? "Always" : NULL;
+                f->init[i].restart_policy =
+                    tc->init[i].sidecar ? "Always" : (char *)tc->init[i].policy;
                 f->init[i].startup_probe = tc->init[i].startup_probe ? &f->probe : NULL;
                 f->init[i].hash = tc->init[i].hash ? tc->init[i].hash : 1;
                 f->pod.n_init_containers = i + 1;
@@ -511,6 +564,14 @@ static void build(const struct tcase *tc, struct fixture *f)
         for (size_t i = 0; i < MAXC && tc->app[i].name; i++) {
                 f->app[i].name = (char *)tc->app[i].name;
                 f->app[i].hash = tc->app[i].hash ? tc->app[i].hash : 1;
+                f->app[i].restart_policy = (char *)tc->app[i].policy;
+                if (tc->app[i].restart_on != 0) {
+                        f->codes[i] = tc->app[i].restart_on;
+                        f->rules[i] = (struct container_restart_rule){
+                            .exit_codes_in = true, .exit_codes = &f->codes[i], .n_exit_codes = 1};
+                        f->app[i].restart_rules = &f->rules[i];
+                        f->app[i].n_restart_rules = 1;
+                }
                 f->pod.n_containers = i + 1;
         }
         for (size_t i = 0; i < MAXC && tc->eph[i].name; i++) {
