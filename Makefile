@@ -28,7 +28,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare images clean
+.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults conformance images clean
 all: $(BUILD)/ckubelet $(BUILD)/pause images
 
 deps:
@@ -131,6 +131,11 @@ bench: deps all
 # upstream kubelet into the tools cache first).
 bench-compare: deps all
 	@bench/compare $(BUILD)
+
+# kill -9 of the agent, then of containerd, at 50 random moments of a churn of
+# 100 static pods: the figures of docs/reliability.md (test/faults/run).
+faults: deps all
+	@test/faults/run $(BUILD)
 
 # The upstream e2e suite's node conformance specs against ckubelet and the
 # upstream kubelet as a node of hack/local-cluster; writes docs/conformance.md
