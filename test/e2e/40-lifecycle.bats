@@ -404,3 +404,52 @@ started_is() { # POD CONTAINER true|false
 	wait_for -t 60 restarts_at_least hooks bad 1
 	[ "$(restart_count hooks good)" -eq 0 ]
 }
+
+# ContainerRestartRules (beta, on by default in 1.35): a container's own
+# restartPolicy and restartPolicyRules over the pod's
+@test "a container's own restartPolicy and restartPolicyRules decide its restarts" {
+	cat >"$MANIFESTS/rules.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: rules}
+	spec:
+	  restartPolicy: Never
+	  volumes: [{name: host, hostPath: {path: $HOSTDIR}}]
+	  containers:
+	  - name: retry # Never, but exit code 42 restarts it
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, "if [ -e /host/retry ]; then exit 0; fi; touch /host/retry; exit 42"]
+	    restartPolicy: Never
+	    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]
+	    volumeMounts: [{name: host, mountPath: /host}]
+	  - name: flaky # OnFailure in a Never pod
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, "if [ -e /host/flaky ]; then exit 0; fi; touch /host/flaky; exit 3"]
+	    restartPolicy: OnFailure
+	    volumeMounts: [{name: host, mountPath: /host}]
+	YAML
+	cat >"$MANIFESTS/once.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: once}
+	spec:
+	  restartPolicy: Always
+	  containers:
+	  - name: once # Never in an Always pod
+	    image: localhost/busybox:1.35
+	    command: [sh, -c, "exit 5"]
+	    restartPolicy: Never
+	YAML
+	start_agent "$MANIFESTS"
+	# the first restarts wait out the crash-loop back-off (10 s)
+	wait_for -t 90 phase_is rules Succeeded
+	[ "$(restart_count rules retry)" -eq 1 ]
+	[ "$(restart_count rules flaky)" -eq 1 ]
+	[ "$(pod_field rules '.status.containerStatuses[] | select(.name == "retry") | .lastState.terminated.exitCode')" -eq 42 ]
+	[ "$(pod_field rules '.status.containerStatuses[] | select(.name == "flaky") | .state.terminated.exitCode')" -eq 0 ]
+	wait_for -t 60 phase_is once Failed
+	sleep 12 # longer than the back-off: a restart would have happened
+	[ "$(restart_count once once)" -eq 0 ]
+	[ "$(containers_of once once | count_lines)" -eq 1 ]
+	[ "$(pod_field once '.status.containerStatuses[0].state.terminated.exitCode')" -eq 5 ]
+}
