@@ -105,11 +105,18 @@ container_exited() { # NS POD CONTAINER
 	[ "$(kpod_running_container "$TEST_NS" "early-$CLUSTER_NODE_NAME" main)" = "$early" ]
 
 	apiserver_start
+	local back=$SECONDS
 	# what happened meanwhile reaches the apiserver
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" "finisher-$CLUSTER_NODE_NAME" Succeeded
+	echo "the status written meanwhile reached the apiserver $((SECONDS - back)) s after it answered"
 	wait_for -t 90 -i 1 node_ready
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" steady
 	[ "$(kpod_running_container "$TEST_NS" steady main)" = "$steady" ]
 	[ "$(kpod_field "$TEST_NS" steady '{.status.containerStatuses[0].restartCount}')" = 0 ]
 	[ "$(kpod_running_container "$TEST_NS" "early-$CLUSTER_NODE_NAME" main)" = "$early" ]
+	# the pod watch is back: a pod bound after the restart runs
+	back=$SECONDS
+	bound_pod after 2
+	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" after
+	echo "a pod bound after the apiserver returned was Ready in $((SECONDS - back)) s"
 }
