@@ -5,7 +5,7 @@
 VERSION     := 0.1.0
 BUILD       ?= build
 CC          ?= gcc
-PKGS        := libnghttp2 libprotobuf-c jansson yaml-0.1 libssl libcrypto libcurl zlib
+PKGS        := libnghttp2 libprotobuf-c jansson yaml-0.1 libssl libcrypto libcurl zlib libsystemd
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN        := -Wall -Wextra -Werror -Wno-format-zero-length -Wno-missing-field-initializers

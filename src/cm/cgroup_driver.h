@@ -94,6 +94,9 @@ extern const struct cgroup_driver cm_cgroup_v2_driver;
 /* Picks v2 when <root>/cgroup.controllers exists, else v1 (hybrid layouts
  * are v1), and probes it.  Returns a new fs (cm_cgroup_fs_free). */
 int cm_cgroup_fs_open(const char *root, bool fake, struct cgroup_fs **out, ck_error_t *err);
+/* Whether root is the unified hierarchy (cgroup v2), as cm_cgroup_fs_open
+ * decides (upstream IsCgroup2UnifiedMode). */
+bool cm_cgroup_unified(const char *root);
 void cm_cgroup_fs_free(struct cgroup_fs *fs);
 
 /* Removes the cgroup in every hierarchy, child cgroups first.  A missing

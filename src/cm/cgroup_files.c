@@ -27,13 +27,18 @@
 /* rounds of SIGKILL over the processes left in a pod's cgroup (upstream) */
 #define KILL_ROUNDS 5
 
+bool cm_cgroup_unified(const char *root)
+{
+        cleanup_free char *controllers = xasprintf("%s/cgroup.controllers", root);
+        return access(controllers, F_OK) == 0;
+}
+
 int cm_cgroup_fs_open(const char *root, bool fake, struct cgroup_fs **out, ck_error_t *err)
 {
         struct cgroup_fs *fs = xcalloc(1, sizeof(*fs));
         fs->root = xstrdup(root);
         fs->fake = fake;
-        cleanup_free char *controllers = xasprintf("%s/cgroup.controllers", root);
-        fs->driver = access(controllers, F_OK) == 0 ? &cm_cgroup_v2_driver : &cm_cgroup_v1_driver;
+        fs->driver = cm_cgroup_unified(root) ? &cm_cgroup_v2_driver : &cm_cgroup_v1_driver;
         if (fs->driver->probe(fs, err) < 0) {
                 const char *version = fs->driver->name;
                 cm_cgroup_fs_free(fs);

@@ -5,7 +5,9 @@
 #include "cm/cm.h"
 #include "cm/cgroup_driver.h"
 #include "cm/resource_config.h"
+#include "cm/systemd.h"
 #include "stats/stats.h"
+#include "util/cgroup_name.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -39,6 +41,9 @@ struct cm {
         char *burstable;  /* "<root>/kubepods/burstable" */
         char *besteffort; /* "<root>/kubepods/besteffort" */
         struct cgroup_fs *fs;
+        /* the systemd driver: each cgroup a slice unit, made through sd */
+        bool systemd;
+        struct cm_systemd *sd;
         struct cm_node_resources node;
         struct burstable_pod *burstable_pods; /* guarded by lock */
         size_t n_burstable_pods;
@@ -88,13 +93,79 @@ static void node_resources(const struct cm_options *opts, struct cm_node_resourc
                 n->allocatable_memory = 0;
 }
 
+/* ---- The naming and creation axis: cgroupfs or systemd ------------------------ */
+
+/* A cgroup is named in cgroupfs form ("/ck/kubepods/pod<uid>", upstream's
+ * CgroupName); the filesystem drivers are handed its path in the hierarchy
+ * (upstream cgroupManager.Name): the same for cgroupfs, the slice path for
+ * systemd.  With systemd, systemd makes and removes the directories (slice
+ * units, as runc's systemd manager does for the upstream kubelet), and the
+ * values are set both as unit properties (which systemd re-applies) and in
+ * the control files (which it has no property for: hugetlb). */
+static char *literal(const struct cm *cm, const char *name)
+{
+        return cgroup_name_literal(name, cm->systemd);
+}
+
+static bool cg_exists(const struct cm *cm, const char *name)
+{
+        cleanup_free char *path = literal(cm, name);
+        return cm_cgroup_exists(cm->fs, path);
+}
+
+/* Makes the cgroup with r's values (NULL: none). */
+static int cg_create(struct cm *cm, const char *name, const struct cgroup_resources *r,
+                     ck_error_t *err)
+{
+        static const struct cgroup_resources none;
+        cleanup_free char *path = literal(cm, name);
+        if (cm->systemd) {
+                cleanup_free char *unit = cgroup_name_unit(name);
+                cleanup_free char *parent_name = xstrdup(name);
+                char *slash = strrchr(parent_name, '/');
+                if (slash)
+                        *slash = '\0';
+                cleanup_free char *parent = cgroup_name_unit(parent_name);
+                if (cm_systemd_start_slice(cm->sd, unit, parent, r ? r : &none, err) < 0)
+                        return ck_error_wrap(err, "cgroup \"%s\"", name);
+        }
+        if (cm->fs->driver->create(cm->fs, path, err) < 0 ||
+            (r && cm->fs->driver->set(cm->fs, path, r, err) < 0))
+                return ck_error_wrap(err, "cgroup \"%s\"", name);
+        return 0;
+}
+
+static int cg_set(struct cm *cm, const char *name, const struct cgroup_resources *r,
+                  ck_error_t *err)
+{
+        cleanup_free char *path = literal(cm, name);
+        if (cm->systemd) {
+                cleanup_free char *unit = cgroup_name_unit(name);
+                if (cm_systemd_set(cm->sd, unit, r, err) < 0)
+                        return -1;
+        }
+        return cm->fs->driver->set(cm->fs, path, r, err);
+}
+
+/* Kills what is left in the cgroup, then removes it (systemd: stops its
+ * unit first). */
+static int cg_destroy(struct cm *cm, const char *name, ck_error_t *err)
+{
+        cleanup_free char *path = literal(cm, name);
+        if (cm_cgroup_kill_all(cm->fs, path, err) < 0)
+                return -1;
+        if (cm->systemd) {
+                cleanup_free char *unit = cgroup_name_unit(name);
+                if (cm_systemd_stop(cm->sd, unit, err) < 0)
+                        return -1;
+        }
+        return cm_cgroup_destroy(cm->fs, path, err);
+}
+
 static int ensure_cgroup(struct cm *cm, const char *name, const struct cgroup_resources *r,
                          ck_error_t *err)
 {
-        if (cm->fs->driver->create(cm->fs, name, err) < 0 ||
-            cm->fs->driver->set(cm->fs, name, r, err) < 0)
-                return ck_error_wrap(err, "cgroup \"%s\"", name);
-        return 0;
+        return cg_create(cm, name, r, err);
 }
 
 /* The burstable cgroup's shares: the sum of its pods' cpu requests
@@ -108,16 +179,16 @@ static int update_burstable_shares(struct cm *cm, ck_error_t *err)
             .has_cpu_shares = true,
             .cpu_shares = cm_milli_cpu_to_shares(sum),
         };
-        if (cm->fs->driver->set(cm->fs, cm->burstable, &r, err) < 0)
+        if (cg_set(cm, cm->burstable, &r, err) < 0)
                 return ck_error_wrap(err, "update QoS cgroup \"%s\"", cm->burstable);
         return 0;
 }
 
 static int create_qos_cgroups(struct cm *cm, const char *root, ck_error_t *err)
 {
-        if (*root != '\0' && !cm_cgroup_exists(cm->fs, root)) {
+        if (*root != '\0' && !cg_exists(cm, root)) {
                 LOG_INFO(2, "Creating the cgroup root", "cgroupRoot=\"%s\"", root);
-                if (cm->fs->driver->create(cm->fs, root, err) < 0)
+                if (cg_create(cm, root, NULL, err) < 0)
                         return ck_error_wrap(err, "create cgroup root \"%s\"", root);
         }
         /* node allocatable on kubepods (enforceNodeAllocatableCgroups) */
@@ -177,12 +248,19 @@ int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err)
         if (swap)
                 LOG_INFO(0, "Swap is on; running, as failSwapOn is false", "path=\"%s\"",
                          opts->proc_swaps ? opts->proc_swaps : "/proc/swaps");
+        const char *fsroot = opts->cgroupfs_root ? opts->cgroupfs_root : DEFAULT_CGROUPFS_ROOT;
+        if (cm_check_cgroup_v1(fsroot, opts->fail_cgroup_v1, err) < 0)
+                return -1;
+        if (!cm_cgroup_unified(fsroot)) {
+                /* allowed: upstream's warning (kubelet_linux.go) */
+                LOG_WARN("cgroup v1 detected. cgroup v1 support is deprecated and will be "
+                         "removed in a future release. Please migrate to cgroup v2. More "
+                         "information at "
+                         "https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1",
+                         "cgroupfsRoot=\"%s\"", fsroot);
+        }
         const char *driver = opts->cgroup_driver ? opts->cgroup_driver : "cgroupfs";
-        if (strcmp(driver, "systemd") == 0)
-                return ck_error_make(err, 0,
-                                     "cgroup driver systemd is not supported yet; use "
-                                     "--cgroup-driver=cgroupfs");
-        if (strcmp(driver, "cgroupfs") != 0 && *driver != '\0')
+        if (strcmp(driver, "cgroupfs") != 0 && strcmp(driver, "systemd") != 0 && *driver != '\0')
                 return ck_error_make(err, 0, "unknown cgroup driver \"%s\"", driver);
         cleanup_free char *root = NULL;
         if (normalize_cgroup_root(opts->cgroup_root, &root, err) < 0)
@@ -191,6 +269,7 @@ int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err)
         struct cm *cm = xcalloc(1, sizeof(*cm));
         pthread_mutex_init(&cm->lock, NULL);
         cm->per_qos = opts->cgroups_per_qos;
+        cm->systemd = strcmp(driver, "systemd") == 0;
         cm->pod_pids_limit = opts->pod_pids_limit;
         node_resources(opts, &cm->node);
         cm->kubepods = xasprintf("%s/" NODE_ALLOCATABLE_CGROUP, root);
@@ -201,15 +280,30 @@ int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err)
                 return 0;
         }
 
-        const char *fsroot = opts->cgroupfs_root ? opts->cgroupfs_root : DEFAULT_CGROUPFS_ROOT;
         if (cm_cgroup_fs_open(fsroot, opts->fake_cgroupfs, &cm->fs, err) < 0 ||
+            (cm->systemd &&
+             cm_systemd_open(opts->systemd_address, cm->fs->driver == &cm_cgroup_v2_driver, &cm->sd,
+                             err) < 0) ||
             create_qos_cgroups(cm, root, err) < 0) {
                 cm_free(cm);
                 return ck_error_wrap(err, "container manager");
         }
-        LOG_INFO(2, "Created the QoS cgroups", "cgroupVersion=\"%s\" kubepods=\"%s\"",
-                 cm->fs->driver->name, cm->kubepods);
+        LOG_INFO(2, "Created the QoS cgroups",
+                 "cgroupVersion=\"%s\" cgroupDriver=\"%s\" kubepods=\"%s\"", cm->fs->driver->name,
+                 cm->systemd ? "systemd" : "cgroupfs", cm->kubepods);
         *out = cm;
+        return 0;
+}
+
+int cm_check_cgroup_v1(const char *cgroupfs_root, bool fail_cgroup_v1, ck_error_t *err)
+{
+        const char *root = cgroupfs_root ? cgroupfs_root : DEFAULT_CGROUPFS_ROOT;
+        /* upstream validateKubeletOSConfiguration */
+        if (fail_cgroup_v1 && !cm_cgroup_unified(root))
+                return ck_error_make(err, 0,
+                                     "kubelet is configured to not run on a host using cgroup v1. "
+                                     "cgroup v1 support is unsupported and will be removed in a "
+                                     "future release");
         return 0;
 }
 
@@ -217,6 +311,7 @@ void cm_free(struct cm *cm)
 {
         if (cm == NULL)
                 return;
+        cm_systemd_close(cm->sd);
         cm_cgroup_fs_free(cm->fs);
         for (size_t i = 0; i < cm->n_burstable_pods; i++)
                 free(cm->burstable_pods[i].uid);
@@ -256,11 +351,18 @@ static const char *qos_parent(const struct cm *cm, enum qos_class qos)
         return cm->kubepods;
 }
 
+/* The pod cgroup's name (cgroupfs form). */
+static char *pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos)
+{
+        return xasprintf("%s/" POD_CGROUP_PREFIX "%s", qos_parent(cm, qos), uid);
+}
+
 char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos)
 {
         if (!cm->per_qos)
                 return xstrdup("");
-        return xasprintf("%s/" POD_CGROUP_PREFIX "%s", qos_parent(cm, qos), uid);
+        cleanup_free char *name = pod_cgroup_name(cm, uid, qos);
+        return literal(cm, name);
 }
 
 /* Records (or forgets, when remove) a Burstable pod's cpu request; true if
@@ -298,7 +400,7 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
         if (check_uid(pod->uid, err) < 0)
                 return ck_error_wrap(err, "pod cgroup");
         enum qos_class qos = pod_qos_class(pod);
-        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, qos);
+        cleanup_free char *name = pod_cgroup_name(cm, pod->uid, qos);
         struct cgroup_resources r;
         cm_pod_resource_config(pod, qos, cm->pod_pids_limit, &r);
 
@@ -311,17 +413,18 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
                 if (track_burstable(cm, pod->uid, t.cpu_requests, false))
                         ret = update_burstable_shares(cm, err);
         }
-        if (ret == 0 && cm_cgroup_exists(cm->fs, name)) {
+        if (ret == 0 && cg_exists(cm, name)) {
                 /* its values stand: only a resize changes them; the
                  * hierarchies it may lack are still made */
-                if (cm->fs->driver->create(cm->fs, name, err) < 0)
+                cleanup_free char *path = literal(cm, name);
+                if (cm->fs->driver->create(cm->fs, path, err) < 0)
                         ret = ck_error_wrap(err, "cgroup \"%s\"", name);
         } else if (ret == 0) {
                 ret = ensure_cgroup(cm, name, &r, err);
                 /* a cgroup made without its values is made again next time
                  * (an existing one keeps what it has) */
                 ck_error_t undo = NULL;
-                if (ret < 0 && cm_cgroup_destroy(cm->fs, name, &undo) < 0)
+                if (ret < 0 && cg_destroy(cm, name, &undo) < 0)
                         LOG_WARN("Failed to remove a pod cgroup whose values failed",
                                  "cgroup=\"%s\" err=\"%s\"", name, ck_error_msg(undo));
                 ck_error_release(&undo);
@@ -332,8 +435,7 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
         LOG_INFO(4, "Pod cgroup ensured", "pod=\"%s/%s\" cgroup=\"%s\" qos=\"%s\"",
                  pod->namespace ? pod->namespace : "", pod->name ? pod->name : "", name,
                  qos_class_name(qos));
-        *parent = name;
-        name = NULL;
+        *parent = literal(cm, name);
         return 0;
 }
 
@@ -362,10 +464,11 @@ int cm_pod_resources_read(struct cm *cm, const struct pod *pod, struct cm_pod_re
                 return 0;
         if (check_uid(pod->uid, err) < 0)
                 return ck_error_wrap(err, "pod cgroup");
-        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        cleanup_free char *name = pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        cleanup_free char *path = literal(cm, name);
         struct cgroup_resources r = {0};
         pthread_mutex_lock(&cm->lock);
-        int ret = cm->fs->driver->get(cm->fs, name, &r, err);
+        int ret = cm->fs->driver->get(cm->fs, path, &r, err);
         pthread_mutex_unlock(&cm->lock);
         if (ret < 0)
                 return ck_error_wrap(err, "read pod cgroup \"%s\"", name);
@@ -388,7 +491,7 @@ int cm_pod_resources_write(struct cm *cm, const struct pod *pod, const struct cm
                 return 0;
         if (check_uid(pod->uid, err) < 0)
                 return ck_error_wrap(err, "pod cgroup");
-        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        cleanup_free char *name = pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
         struct cgroup_resources w = {
             .has_cpu_shares = r->has_cpu_shares,
             .cpu_shares = r->cpu_shares,
@@ -407,7 +510,7 @@ int cm_pod_resources_write(struct cm *cm, const struct pod *pod, const struct cm
                 if (track_burstable(cm, pod->uid, t.cpu_requests, false))
                         ret = update_burstable_shares(cm, err);
         }
-        if (ret == 0 && cm->fs->driver->set(cm->fs, name, &w, err) < 0)
+        if (ret == 0 && cg_set(cm, name, &w, err) < 0)
                 ret = ck_error_wrap(err, "set pod cgroup \"%s\"", name);
         pthread_mutex_unlock(&cm->lock);
         return ret;
@@ -420,9 +523,10 @@ int cm_pod_memory_usage(struct cm *cm, const struct pod *pod, int64_t *usage, ck
                 return 0;
         if (check_uid(pod->uid, err) < 0)
                 return ck_error_wrap(err, "pod cgroup");
-        cleanup_free char *name = cm_pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        cleanup_free char *name = pod_cgroup_name(cm, pod->uid, pod_qos_class(pod));
+        cleanup_free char *path = literal(cm, name);
         pthread_mutex_lock(&cm->lock);
-        int ret = cm->fs->driver->memory_usage(cm->fs, name, usage, err);
+        int ret = cm->fs->driver->memory_usage(cm->fs, path, usage, err);
         pthread_mutex_unlock(&cm->lock);
         if (ret < 0)
                 return ck_error_wrap(err, "memory usage of pod cgroup \"%s\"", name);
@@ -439,9 +543,8 @@ int cm_pod_cgroup_destroy(struct cm *cm, const char *uid, ck_error_t *err)
         int ret = 0;
         pthread_mutex_lock(&cm->lock);
         for (size_t i = 0; i < ARRAY_SIZE(classes) && ret == 0; i++) {
-                cleanup_free char *name = cm_pod_cgroup_name(cm, uid, classes[i]);
-                if (cm_cgroup_kill_all(cm->fs, name, err) < 0 ||
-                    cm_cgroup_destroy(cm->fs, name, err) < 0)
+                cleanup_free char *name = pod_cgroup_name(cm, uid, classes[i]);
+                if (cg_destroy(cm, name, err) < 0)
                         ret = ck_error_wrap(err, "destroy pod cgroup \"%s\"", name);
         }
         if (ret == 0 && track_burstable(cm, uid, 0, true))
@@ -461,8 +564,9 @@ int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err)
         const char *parents[] = {cm->kubepods, cm->burstable, cm->besteffort};
         for (size_t i = 0; i < ARRAY_SIZE(parents); i++) {
                 char **children = NULL;
+                cleanup_free char *path = literal(cm, parents[i]);
                 pthread_mutex_lock(&cm->lock);
-                int ret = cm_cgroup_list_children(cm->fs, parents[i], &children, err);
+                int ret = cm_cgroup_list_children(cm->fs, path, &children, err);
                 pthread_mutex_unlock(&cm->lock);
                 if (ret < 0) {
                         for (size_t j = 0; j < n; j++)
@@ -471,14 +575,18 @@ int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err)
                         return ck_error_wrap(err, "list pod cgroups");
                 }
                 for (char **c = children; *c; c++) {
+                        /* systemd: "ck-kubepods-pod<uid>.slice" reads as "pod<uid>" */
+                        char *child = cgroup_name_child(*c, cm->systemd);
+                        free(*c);
                         size_t plen = strlen(POD_CGROUP_PREFIX);
-                        if (strncmp(*c, POD_CGROUP_PREFIX, plen) != 0 || (*c)[plen] == '\0') {
-                                free(*c);
+                        if (child == NULL || strncmp(child, POD_CGROUP_PREFIX, plen) != 0 ||
+                            child[plen] == '\0') {
+                                free(child);
                                 continue;
                         }
                         list = xrealloc(list, (n + 2) * sizeof(*list));
-                        list[n++] = xstrdup(*c + plen);
-                        free(*c);
+                        list[n++] = xstrdup(child + plen);
+                        free(child);
                 }
                 free(children);
         }

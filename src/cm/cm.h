@@ -9,6 +9,12 @@
  *   <cgroup-root>/kubepods/besteffort/pod<uid>/  BestEffort
  *
  * The cgroup parent handed to CRI is that path ("/kubepods/burstable/pod<uid>").
+ * With the systemd driver the same names are slices, made through systemd
+ * (util/cgroup_name.h):
+ *
+ *   /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice
+ *
+ * and the cgroup parent handed to CRI is that slice path.
  * cgroup v1 (one directory per controller) and v2 (unified) drivers sit
  * behind one vtable (struct cgroup_driver); the layout is probed from the
  * filesystem under `cgroupfs_root` (normally /sys/fs/cgroup; unit tests point
@@ -29,7 +35,10 @@ struct cm_options {
         const char *cgroupfs_root; /* "/sys/fs/cgroup" */
         const char *cgroup_root;   /* --cgroup-root, "" or "/" means the top */
         bool cgroups_per_qos;      /* false: no pod cgroups, cgroup parent "" */
-        const char *cgroup_driver; /* "cgroupfs" (systemd: rejected with a clear error for now) */
+        /* "cgroupfs" or "systemd" (each cgroup a slice unit made through
+         * systemd's D-Bus API at systemd_address, NULL: its private socket) */
+        const char *cgroup_driver;
+        const char *systemd_address;
         /* reserved resources subtracted from capacity for allocatable */
         int64_t reserved_cpu_milli;
         int64_t reserved_memory;
@@ -46,6 +55,10 @@ struct cm_options {
          * does not exist: off) */
         bool fail_swap_on;
         const char *proc_swaps;
+        /* --fail-cgroupv1 (upstream's default true): refuse to start on a
+         * cgroup v1 host (a hybrid layout is v1); false: start, with
+         * upstream's deprecation warning */
+        bool fail_cgroup_v1;
 };
 
 struct cm;
@@ -54,6 +67,12 @@ struct cm;
  * / burstable / besteffort cgroups.  Errors name the path. */
 int cm_new(const struct cm_options *opts, struct cm **out, ck_error_t *err);
 void cm_free(struct cm *cm);
+
+/* failCgroupV1: an error (upstream's message) when fail_cgroup_v1 is set and
+ * the hierarchy at cgroupfs_root (NULL: /sys/fs/cgroup) is not the unified
+ * one.  cm_new checks it too; the agent calls it first, before it makes
+ * anything, as upstream validates its configuration. */
+int cm_check_cgroup_v1(const char *cgroupfs_root, bool fail_cgroup_v1, ck_error_t *err);
 
 /* Node capacity (cpu from online CPUs, memory from /proc/meminfo) and
  * allocatable (capacity minus reserved). */
@@ -100,7 +119,8 @@ int cm_pod_resources_write(struct cm *cm, const struct pod *pod, const struct cm
  * memory.current); -1 with cgroups-per-qos off. */
 int cm_pod_memory_usage(struct cm *cm, const struct pod *pod, int64_t *usage, ck_error_t *err);
 
-/* The cgroup parent a pod would get, without touching the filesystem. */
+/* The cgroup parent a pod would get (its path in the hierarchy: a slice path
+ * for systemd), without touching the filesystem. */
 char *cm_pod_cgroup_name(const struct cm *cm, const char *uid, enum qos_class qos);
 
 /* Removes the pod's cgroup (after its containers are gone), killing the

@@ -72,7 +72,8 @@ int main(int argc, char **argv)
         pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread */
         signal(SIGPIPE, SIG_IGN);
 
-        if (kubelet_new(&cfg, &the_kubelet, &err) < 0) {
+        if (kubelet_cgroup_driver_from_cri(&cfg, &err) < 0 ||
+            kubelet_new(&cfg, &the_kubelet, &err) < 0) {
                 LOG_ERROR("Failed to create kubelet", "err=\"%s\"", ck_error_msg(err));
                 ck_error_release(&err);
                 kubelet_config_release(&cfg);

@@ -309,6 +309,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
             (empty(cfg->container_runtime_endpoint) ||
              strcmp(cfg->image_service_endpoint, cfg->container_runtime_endpoint) != 0))
                 put_string(kc, "imageServiceEndpoint", cfg->image_service_endpoint);
+        put(kc, "failCgroupV1", json_boolean(cfg->fail_cgroup_v1));
         return kc;
 }
 

@@ -175,6 +175,7 @@ void kubelet_config_defaults(struct kubelet_config *cfg)
         cfg->node_status_report_frequency_ms = KCFG_DEFAULT_NODE_STATUS_REPORT_MS;
         cfg->node_lease_duration_seconds = KCFG_DEFAULT_NODE_LEASE_SECONDS;
         cfg->fail_swap_on = true;
+        cfg->fail_cgroup_v1 = true;
         cfg->max_dead_per_container = 1;
         cfg->eviction_pressure_transition_ms = KCFG_DEFAULT_EVICTION_TRANSITION_MS;
         cfg->volume_stats_agg_period_ms = KCFG_DEFAULT_VOLUME_STATS_AGG_MS;

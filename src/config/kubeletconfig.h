@@ -73,6 +73,7 @@ struct kubelet_config {
         struct kv_list system_reserved; /* --system-reserved / systemReserved: cpu=, memory= */
         struct kv_list kube_reserved;   /* --kube-reserved / kubeReserved */
         bool fail_swap_on;              /* --fail-swap-on / failSwapOn, true */
+        bool fail_cgroup_v1;            /* --fail-cgroupv1 / failCgroupV1, true */
         /* image garbage collection (src/images/image_gc.h) */
         int32_t image_gc_high_threshold_percent; /* --image-gc-high-threshold, 85 */
         int32_t image_gc_low_threshold_percent;  /* --image-gc-low-threshold, 80 */

@@ -96,6 +96,7 @@ static const struct field_def fields[] = {
     F("kubeAPIBurst", FT_INT32, kube_api_burst, NULL, KCFG_DEFAULT_KUBE_API_BURST),
     F("serializeImagePulls", FT_BOOL, serialize_image_pulls, NULL, 0),
     F("failSwapOn", FT_BOOL, fail_swap_on, NULL, 0),
+    F("failCgroupV1", FT_BOOL, fail_cgroup_v1, NULL, 0),
     /* pointers upstream: an explicit 0 stays */
     F("imageGCHighThresholdPercent", FT_INT32, image_gc_high_threshold_percent, NULL, 0),
     F("imageGCLowThresholdPercent", FT_INT32, image_gc_low_threshold_percent, NULL, 0),

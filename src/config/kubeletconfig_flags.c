@@ -128,6 +128,8 @@ static const struct flag_def flag_defs[] = {
     {"eviction-soft-grace-period", 0, K_MAP, OFF(eviction_soft_grace), true,
      "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long "
      "a soft eviction threshold must hold before triggering a pod eviction"},
+    {"fail-cgroupv1", 0, K_BOOL, OFF(fail_cgroup_v1), false,
+     "Prevent the kubelet from starting on the host using cgroup v1."},
     {"fail-swap-on", 0, K_BOOL, OFF(fail_swap_on), true,
      "Makes the Kubelet fail to start if swap is enabled on the node"},
     {"file-check-frequency", 0, K_DURATION, OFF(file_check_frequency_ms), true,

@@ -165,7 +165,6 @@ static const struct kcfg_ignored_flag ignored_flags[] = {
     {"exit-on-lock-contention", KCFG_IGN_BOOL},
     {"experimental-allocatable-ignore-eviction", KCFG_IGN_BOOL},
     {"experimental-mounter-path", KCFG_IGN_STRING},
-    {"fail-cgroupv1", KCFG_IGN_BOOL},
     {"feature-gates", KCFG_IGN_STRING},
     {"global-housekeeping-interval", KCFG_IGN_DURATION},
     {"hairpin-mode", KCFG_IGN_STRING},

@@ -145,6 +145,13 @@ int cri_status_verbose(struct cri_client *c, Runtime__V1__StatusResponse **out, 
         return CALL(c, runtime_service, "Status", req, status_response, 0, out, err);
 }
 
+int cri_runtime_config(struct cri_client *c, Runtime__V1__RuntimeConfigResponse **out,
+                       ck_error_t *err)
+{
+        Runtime__V1__RuntimeConfigRequest req = RUNTIME__V1__RUNTIME_CONFIG_REQUEST__INIT;
+        return CALL(c, runtime_service, "RuntimeConfig", req, runtime_config_response, 0, out, err);
+}
+
 int cri_run_pod_sandbox(struct cri_client *c, const Runtime__V1__PodSandboxConfig *config,
                         const char *runtime_handler, char **sandbox_id, ck_error_t *err)
 {

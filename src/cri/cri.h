@@ -55,6 +55,10 @@ int64_t cri_client_busy_us(const struct cri_client *c);
 /* RuntimeService */
 int cri_version(struct cri_client *c, Runtime__V1__VersionResponse **out, ck_error_t *err);
 int cri_status(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);
+/* The runtime's configuration (its cgroup driver); a runtime without the
+ * call (containerd 1.6) answers with err->code GRPC_UNIMPLEMENTED. */
+int cri_runtime_config(struct cri_client *c, Runtime__V1__RuntimeConfigResponse **out,
+                       ck_error_t *err);
 /* Status with verbose: the runtime's info map too (containerd: "config"). */
 int cri_status_verbose(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);
 int cri_run_pod_sandbox(struct cri_client *c, const Runtime__V1__PodSandboxConfig *config,

@@ -3,6 +3,7 @@
 #include "api/decode.h"
 #include "client/kubeconfig.h"
 #include "envvars/envvars.h"
+#include "grpc/grpc.h"
 #include "kubelet/admission.h"
 #include "devicemanager/devicemanager.h"
 #include "kubelet/kubelet_internal.h"
@@ -1091,6 +1092,8 @@ static int parse_eviction_config(const struct kubelet_config *cfg, struct evicti
 
 int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error_t *err)
 {
+        if (cm_check_cgroup_v1(NULL, cfg->fail_cgroup_v1, err) < 0)
+                return ck_error_wrap(err, "invalid configuration");
         if (fs_mkdir_p(cfg->root_dir, 0750, err) < 0)
                 return ck_error_wrap(err, "root directory");
         cleanup_free char *pods_dir = xasprintf("%s/pods", cfg->root_dir);
@@ -1152,6 +1155,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
             .reserved_cpu_milli = reserved_cpu,
             .reserved_memory = reserved_mem,
             .fail_swap_on = cfg->fail_swap_on,
+            .fail_cgroup_v1 = cfg->fail_cgroup_v1,
         };
         if (cm_new(&cmo, &kl->cm, err) < 0) {
                 kubelet_free(kl);
@@ -1393,6 +1397,49 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
         if (node_agent_start(&no, &kl->node_agent, err) < 0)
                 return ck_error_wrap(err, "node status");
         return 0;
+}
+
+int kubelet_cgroup_driver_from_cri(struct kubelet_config *cfg, ck_error_t *err)
+{
+        struct cri_client *cri = cri_client_new(cfg->container_runtime_endpoint, 10000);
+        Runtime__V1__RuntimeConfigResponse *rc = NULL;
+        cleanup_error ck_error_t e = NULL;
+        int ret = 0;
+        if (cri_runtime_config(cri, &rc, &e) < 0) {
+                if (e->code == GRPC_UNIMPLEMENTED)
+                        LOG_INFO(0,
+                                 "CRI implementation should be updated to support RuntimeConfig. "
+                                 "Falling back to using cgroupDriver from kubelet config.",
+                                 "cgroupDriver=\"%s\"", cfg->cgroup_driver);
+                else
+                        LOG_WARN("Could not ask the container runtime for its cgroup driver; using "
+                                 "cgroupDriver from kubelet config",
+                                 "cgroupDriver=\"%s\" err=\"%s\"", cfg->cgroup_driver,
+                                 ck_error_msg(e));
+        } else if (rc->linux != NULL) {
+                const char *d = NULL;
+                switch (rc->linux->cgroup_driver) {
+                case RUNTIME__V1__CGROUP_DRIVER__SYSTEMD:
+                        d = "systemd";
+                        break;
+                case RUNTIME__V1__CGROUP_DRIVER__CGROUPFS:
+                        d = "cgroupfs";
+                        break;
+                default:
+                        ret = ck_error_make(err, 0, "runtime returned an unknown cgroup driver %d",
+                                            (int)rc->linux->cgroup_driver);
+                }
+                if (d != NULL) {
+                        free(cfg->cgroup_driver);
+                        cfg->cgroup_driver = xstrdup(d);
+                        LOG_INFO(0, "Using cgroup driver setting received from the CRI runtime",
+                                 "cgroupDriver=\"%s\"", d);
+                }
+        }
+        if (rc)
+                runtime__v1__runtime_config_response__free_unpacked(rc, NULL);
+        cri_client_free(cri);
+        return ret;
 }
 
 /* Blocks until the runtime answers Version (upstream: the kubelet retries

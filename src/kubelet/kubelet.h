@@ -19,6 +19,16 @@
 
 struct kubelet;
 
+/* KubeletCgroupDriverFromCRI (GA, locked on in 1.35): asks the runtime for
+ * its cgroup driver (CRI RuntimeConfig) and sets cfg->cgroup_driver to it,
+ * as upstream's getCgroupDriverFromCRI.  A runtime without the call
+ * (Unimplemented: containerd 1.6) leaves the configured driver, with
+ * upstream's log line.  Unlike upstream, which fails its start after three
+ * tries, a runtime that does not answer also leaves the configured driver
+ * (with a warning): the agent waits for a runtime that is not there yet.
+ * Fails only for a driver the runtime names that ckubelet does not know. */
+int kubelet_cgroup_driver_from_cri(struct kubelet_config *cfg, ck_error_t *err);
+
 /* Creates the kubelet from a parsed configuration (borrowed; must outlive
  * the kubelet): checks the root directory, the cgroup layout, and that the
  * runtime endpoint is well formed.  Does not contact the runtime yet. */

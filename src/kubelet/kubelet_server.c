@@ -1037,6 +1037,7 @@ int kubelet_stats_provider_new(const struct kubelet_config *cfg, struct stats_pr
             .runtime_timeout_ms = cfg->runtime_request_timeout_ms,
             .cgroup_root = cfg->cgroup_root,
             .cgroups_per_qos = cfg->cgroups_per_qos,
+            .systemd_cgroups = cfg->cgroup_driver && strcmp(cfg->cgroup_driver, "systemd") == 0,
             /* the provider's 0 is its default; a negative one: none */
             .volume_stats_period_ms = cfg->volume_stats_agg_period_ms,
         };

@@ -7,6 +7,7 @@
  */
 #include "stats/stats_internal.h"
 
+#include "util/cgroup_name.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -291,7 +292,8 @@ static void raw_cgroups(struct stats_provider *p, struct stats_snapshot *s, int6
                 static const char *const qos[] = {"/burstable", "/besteffort"};
                 for (size_t i = 0; i < sizeof(qos) / sizeof(qos[0]); i++) {
                         cleanup_free char *name = xasprintf("%s%s", p->kubepods, qos[i]);
-                        raw_add(p, s, name, now_ns);
+                        cleanup_free char *path = cgroup_name_literal(name, p->systemd_cgroups);
+                        raw_add(p, s, path, now_ns);
                 }
         }
         cleanup_free char *kubelet =

@@ -8,6 +8,7 @@
  */
 #include "stats/stats_internal.h"
 
+#include "util/cgroup_name.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -102,10 +103,11 @@ static char *pod_cgroup(const struct stats_provider *p, const char *uid)
                 return NULL;
         static const char *const qos[] = {"", "/burstable", "/besteffort"};
         for (size_t i = 0; i < sizeof(qos) / sizeof(qos[0]); i++) {
-                char *name = xasprintf("%s%s/pod%s", p->kubepods, qos[i], uid);
-                if (stats__cgroup_exists(&p->cgroupfs, name))
-                        return name;
-                free(name);
+                cleanup_free char *name = xasprintf("%s%s/pod%s", p->kubepods, qos[i], uid);
+                char *path = cgroup_name_literal(name, p->systemd_cgroups);
+                if (stats__cgroup_exists(&p->cgroupfs, path))
+                        return path;
+                free(path);
         }
         return NULL;
 }

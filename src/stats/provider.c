@@ -7,6 +7,7 @@
  */
 #include "stats/stats_internal.h"
 
+#include "util/cgroup_name.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -107,11 +108,13 @@ int stats_provider_new(const struct stats_options *o, struct stats_provider **ou
         read_partitions(p);
         if (o->cgroups_per_qos) {
                 p->kubepods = xasprintf("%s/kubepods", root);
-                p->pods_cgroup = xstrdup(p->kubepods);
+                p->pods_cgroup = cgroup_name_literal(p->kubepods, o->systemd_cgroups);
         } else {
                 /* upstream GetPodCgroupRoot: the cgroup root itself */
-                p->pods_cgroup = xstrdup(*root ? root : "/");
+                p->pods_cgroup =
+                    *root ? cgroup_name_literal(root, o->systemd_cgroups) : xstrdup("/");
         }
+        p->systemd_cgroups = o->systemd_cgroups;
         p->detect_kubelet_cgroup = o->kubelet_cgroup == NULL;
         p->kubelet_cgroup = dup_or_null(o->kubelet_cgroup);
         p->runtime_cgroup = dup_or_null(o->runtime_cgroup);

@@ -114,6 +114,9 @@ struct stats_options {
          * upstream's GetPodCgroupRoot. */
         const char *cgroup_root; /* --cgroup-root; NULL, "" or "/": the top */
         bool cgroups_per_qos;
+        /* --cgroup-driver=systemd: the same names are slices at their
+         * systemd paths (util/cgroup_name.h) */
+        bool systemd_cgroups;
         /* System containers (node.systemContainers): NULL or "" leaves one
          * out, except kubelet_cgroup: NULL means this process's own cgroup
          * (/proc/self/cgroup, as upstream when --kubelet-cgroups is unset). */

@@ -550,8 +550,10 @@ struct stats_provider {
         size_t n_disks;
         struct stats_partition *partitions;
         size_t n_partitions;
-        char *kubepods;    /* "<cgroup root>/kubepods", NULL without cgroups_per_qos */
-        char *pods_cgroup; /* the "pods" system container */
+        char *kubepods;       /* "<cgroup root>/kubepods" (cgroupfs form, as src/cm names
+                                 it), NULL without cgroups_per_qos */
+        char *pods_cgroup;    /* the "pods" system container (its path) */
+        bool systemd_cgroups; /* names are slices (util/cgroup_name.h) */
         char *kubelet_cgroup, *runtime_cgroup, *system_cgroup; /* NULL: none / detect */
         bool detect_kubelet_cgroup;
         int64_t interval_ns, volume_period_ns;

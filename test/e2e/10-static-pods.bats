@@ -57,7 +57,7 @@ teardown() {
 	# CRI log path as upstream: /var/log/pods/<ns>_<name>_<uid>/<container>/<restart>.log
 	[ -f "/var/log/pods/default_web-e2e-node_${uid}/server/0.log" ]
 	# the pod cgroup is a BestEffort one under the configured root
-	[ -d "/sys/fs/cgroup/cpu/ckubelet-e2e/kubepods/besteffort/pod${uid}" ]
+	[ -d "$(e2e_cgroup_path "kubepods/besteffort/pod${uid}" cpu)" ]
 	[ "$(pod_field web .status.qosClass)" = BestEffort ]
 }
 
@@ -292,16 +292,12 @@ write_logging_app() { # DIR V
 	start_agent "$MANIFESTS"
 	wait_for -t 60 phase_is live Running
 	live_uid=$(pod_uid live)
-	# a pod cgroup in every v1 controller, and a pod directory, of no pod
-	# (the hybrid layout's cgroup2 "unified" tree is runc's, not the agent's)
+	# a pod cgroup in every hierarchy the agent manages (each v1 controller,
+	# or the v2 one), and a pod directory, of no pod
 	orphan=0badc0de-0000-4000-8000-00000000cafe
-	dirs=()
-	for d in /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"/kubepods/besteffort; do
-		[[ -d $d && $d != /sys/fs/cgroup/unified/* ]] || continue
-		mkdir "$d/pod$orphan"
-		dirs+=("$d/pod$orphan")
-	done
+	mapfile -t dirs < <(e2e_cgroup_dirs "kubepods/besteffort/pod$orphan")
 	[ "${#dirs[@]}" -gt 0 ]
+	for d in "${dirs[@]}"; do mkdir "$d"; done
 	mkdir -p "$CKUBELET_ROOT/pods/0badc0de-dir-only/volumes"
 	all_gone() {
 		local d
@@ -311,7 +307,7 @@ write_logging_app() { # DIR V
 	wait_for -t 30 all_gone
 	# the running pod keeps its cgroup, its directory and its container
 	[ -d "$CKUBELET_ROOT/pods/$live_uid" ]
-	ls -d /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"/kubepods/besteffort/pod"$live_uid"
+	for d in $(e2e_cgroup_dirs "kubepods/besteffort/pod$live_uid"); do [ -d "$d" ]; done
 	[ "$(running_containers_of live | count_lines)" -eq 1 ]
 }
 

@@ -190,16 +190,29 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	wait_for -t 60 phase_is res Running
 	[ "$(pod_field res .status.qosClass)" = Guaranteed ]
 	uid=$(pod_uid res)
-	pod_cg=/sys/fs/cgroup/memory/ckubelet-e2e/kubepods/pod$uid
+	pod_cg=$(e2e_cgroup_path "kubepods/pod$uid" memory)
 	[ -d "$pod_cg" ]
-	[ "$(cat "$pod_cg/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
-	[ "$(cat /sys/fs/cgroup/cpu/ckubelet-e2e/kubepods/pod$uid/cpu.cfs_quota_us)" -eq 25000 ]
+	if e2e_cgroup_v2; then
+		[ "$(cat "$pod_cg/memory.max")" -eq $((64 * 1024 * 1024)) ]
+		[ "$(cat "$pod_cg/cpu.max")" = "25000 100000" ]
+	else
+		[ "$(cat "$pod_cg/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
+		[ "$(cat "$(e2e_cgroup_path "kubepods/pod$uid" cpu)/cpu.cfs_quota_us")" -eq 25000 ]
+	fi
 	ctr=$(running_containers_of res)
 	run crictl inspect "$ctr"
 	[ "$(jq -r '.info.runtimeSpec.linux.resources.memory.limit' <<<"$output")" -eq $((64 * 1024 * 1024)) ]
 	[ "$(jq -r '.info.runtimeSpec.linux.resources.cpu.shares' <<<"$output")" -eq 256 ]
 	[ "$(jq -r '.info.runtimeSpec.linux.resources.cpu.quota' <<<"$output")" -eq 25000 ]
-	[[ $(jq -r '.info.runtimeSpec.linux.cgroupsPath' <<<"$output") == */ckubelet-e2e/kubepods/pod$uid/* ]]
+	# the pod cgroup is the container's parent: a path for cgroupfs,
+	# "<slice>:cri-containerd:<id>" for systemd (containerd's form)
+	cgroups_path=$(jq -r '.info.runtimeSpec.linux.cgroupsPath' <<<"$output")
+	echo "cgroupsPath $cgroups_path"
+	if [[ $E2E_CGROUP_DRIVER == systemd ]]; then
+		[[ $cgroups_path == "ckubelet_e2e-kubepods-pod$uid.slice:cri-containerd:$ctr" ]]
+	else
+		[[ $cgroups_path == */ckubelet-e2e/kubepods/pod$uid/* ]]
+	fi
 }
 
 @test "securityContext: runAsUser/Group, readOnlyRootFilesystem, dropped capabilities" {

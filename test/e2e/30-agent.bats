@@ -27,12 +27,30 @@ teardown() {
 	[[ $output == *"--sync-frequency"* ]]
 }
 
-@test "--cgroup-driver=systemd is refused at start with a clear error" {
+@test "--cgroup-driver=systemd without systemd fails at start, naming systemd's socket" {
+	# with systemd as init the driver works: test/vm runs the suites with it
+	[[ ! -d /run/systemd/system ]] || skip "systemd is the init system here: make test-vm covers the driver"
 	run timeout 30 "$BUILD/ckubelet" --cgroup-driver=systemd --root-dir="$BATS_TEST_TMPDIR/root" \
+		--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" --read-only-port=0 \
+		"${E2E_CGROUP_V1_FLAGS[@]}"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"connect to systemd at unix:path=/run/systemd/private (is systemd the init system?)"* ]]
+}
+
+@test "on a cgroup v1 host the agent refuses to start by default (failCgroupV1), and starts with it false" {
+	[[ ! -f /sys/fs/cgroup/cgroup.controllers ]] || skip "this host is cgroup v2"
+	run timeout 30 "$BUILD/ckubelet" --root-dir="$BATS_TEST_TMPDIR/root" \
 		--container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" --read-only-port=0
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ $output == *"cgroup driver systemd is not supported yet"* ]]
+	[[ $output == *"kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release"* ]]
+	# nothing made before the refusal
+	[ ! -e "$BATS_TEST_TMPDIR/root/pods" ]
+	# --fail-cgroupv1=false (start_ckubelet's flag here): it runs, with
+	# upstream's deprecation warning
+	start_ckubelet "$MANIFESTS"
+	grep -q "cgroup v1 detected. cgroup v1 support is deprecated" "$CKUBELET_LOG"
 }
 
 @test "a KubeletConfiguration file configures the agent; a bad one is rejected" {

@@ -3,13 +3,69 @@
 
 E2E_NODE=e2e-node
 E2E_CGROUP_ROOT=/ckubelet-e2e
+# The agent's --cgroup-driver (test/vm runs the suites with both; the local
+# runtime must use the same one: CK_RUNTIME_CGROUP_DRIVER).
+E2E_CGROUP_DRIVER=${CK_E2E_CGROUP_DRIVER:-cgroupfs}
 
 # start_agent MANIFEST_DIR [FLAGS...]: start_ckubelet with the e2e cgroup root.
 start_agent() {
 	local dir=$1
 	shift
-	start_ckubelet "$dir" --cgroup-root="$E2E_CGROUP_ROOT" --sync-frequency=10s \
-		--file-check-frequency=2s "$@"
+	start_ckubelet "$dir" --cgroup-root="$E2E_CGROUP_ROOT" --cgroup-driver="$E2E_CGROUP_DRIVER" \
+		--sync-frequency=10s --file-check-frequency=2s "$@"
+}
+
+# e2e_cgroup_v2: the machine has the unified hierarchy only (cgroup v2).
+e2e_cgroup_v2() {
+	[[ -f /sys/fs/cgroup/cgroup.controllers ]]
+}
+
+# e2e_cgroup_literal NAME: the path under a hierarchy of the agent's cgroup
+# NAME below the e2e cgroup root (as src/cm names it: kubepods/burstable/
+# pod<uid>), for the driver: the name, or the systemd slice path
+# (ckubelet_e2e.slice/ckubelet_e2e-kubepods.slice/...).
+e2e_cgroup_literal() {
+	local name=${E2E_CGROUP_ROOT#/}/$1
+	if [[ $E2E_CGROUP_DRIVER != systemd ]]; then
+		echo "$name"
+		return
+	fi
+	local part stem="" path=""
+	local -a parts
+	IFS=/ read -ra parts <<<"$name"
+	for part in "${parts[@]}"; do
+		stem=${stem:+$stem-}${part//-/_}
+		path+=/$stem.slice
+	done
+	echo "${path#/}"
+}
+
+# e2e_cgroup_path NAME [CONTROLLER]: the directory of the agent's cgroup
+# NAME: /sys/fs/cgroup/<literal> on v2, /sys/fs/cgroup/CONTROLLER/<literal>
+# on v1.
+e2e_cgroup_path() {
+	if e2e_cgroup_v2; then
+		echo "/sys/fs/cgroup/$(e2e_cgroup_literal "$1")"
+	else
+		echo "/sys/fs/cgroup/${2:?a v1 controller}/$(e2e_cgroup_literal "$1")"
+	fi
+}
+
+# e2e_cgroup_dirs NAME: NAME's directory in every hierarchy the agent
+# manages whose parent directory exists (v2: one; v1: each controller, but
+# not a hybrid layout's "unified" tree, which is runc's), one per line.
+e2e_cgroup_dirs() {
+	local lit h
+	lit=$(e2e_cgroup_literal "$1")
+	if e2e_cgroup_v2; then
+		echo "/sys/fs/cgroup/$lit"
+		return
+	fi
+	for h in /sys/fs/cgroup/*/; do
+		h=${h%/}
+		[[ $h != /sys/fs/cgroup/unified && -d $(dirname "$h/$lit") ]] && echo "$h/$lit"
+	done
+	return 0
 }
 
 # pod_json NAME: the pod (static name NAME-e2e-node) from /pods, or nothing
@@ -90,6 +146,10 @@ cleanup_agent() {
 	stop_ckubelet || stopped=$?
 	remove_e2e_pods
 	local d
+	# systemd: the e2e slices (stopping the root slice stops those below)
+	if [[ $E2E_CGROUP_DRIVER == systemd ]]; then
+		systemctl stop "$(e2e_cgroup_literal "" | sed 's|/.*||')" 2>/dev/null || true
+	fi
 	for d in /sys/fs/cgroup/*/"${E2E_CGROUP_ROOT#/}"; do
 		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done

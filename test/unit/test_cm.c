@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "cm/cm.h"
+#include "fake_systemd.h"
+#include "util/cgroup_name.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -623,6 +625,164 @@ static void test_cgroups_per_qos_off(void **state)
         free_tree(t);
 }
 
+/* Upstream's CgroupName.ToSystemd / ParseSystemdToCgroupName. */
+static void test_systemd_names(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *name, *literal, *unit;
+        } cases[] = {
+            {"", "", "-.slice"},
+            {"/kubepods", "/kubepods.slice", "kubepods.slice"},
+            {"/kubepods/burstable", "/kubepods.slice/kubepods-burstable.slice",
+             "kubepods-burstable.slice"},
+            {"/kubepods/burstable/pod12-34",
+             "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod12_34.slice",
+             "kubepods-burstable-pod12_34.slice"},
+            {"/ck-e2e/kubepods/pod9",
+             "/ck_e2e.slice/ck_e2e-kubepods.slice/ck_e2e-kubepods-pod9.slice",
+             "ck_e2e-kubepods-pod9.slice"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *lit = cgroup_name_literal(cases[i].name, true);
+                char *unit = cgroup_name_unit(cases[i].name);
+                char *fs = cgroup_name_literal(cases[i].name, false);
+                assert_string_equal(lit, cases[i].literal);
+                assert_string_equal(unit, cases[i].unit);
+                assert_string_equal(fs, cases[i].name);
+                free(lit);
+                free(unit);
+                free(fs);
+        }
+        char *c = cgroup_name_child("kubepods-burstable-pod12_34.slice", true);
+        assert_string_equal(c, "pod12-34");
+        free(c);
+        c = cgroup_name_child("kubepods-burstable.slice", true);
+        assert_string_equal(c, "burstable");
+        free(c);
+        assert_null(cgroup_name_child("cri-containerd-abc.scope", true));
+        assert_null(cgroup_name_child("kubepods-.slice", true));
+        c = cgroup_name_child("pod12-34", false);
+        assert_string_equal(c, "pod12-34");
+        free(c);
+}
+
+static void assert_calls(struct fake_systemd *f, const char *want)
+{
+        cleanup_free char *got = fake_systemd_take_calls(f);
+        if (strcmp(got, want) != 0)
+                fail_msg("systemd calls:\n%s\nwant:\n%s", got, want);
+}
+
+/* The systemd driver against a fake of systemd's D-Bus API on a v2 tree:
+ * every cgroup a slice started with its values as unit properties (and in
+ * its files), the pod's cgroup parent the slice path, a pod cgroup that
+ * exists kept as it is, removal through StopUnit, the pod cgroups read back
+ * from the slice names, and systemd's refusal as a clear error. */
+static void test_systemd_driver(void **state)
+{
+        (void)state;
+        struct fake_tree *t = make_tree(true);
+        struct fake_systemd *f = fake_systemd_start_server(t->root);
+        struct cm_options o = {
+            .cgroupfs_root = t->root,
+            .cgroup_root = "/ck-e2e",
+            .cgroups_per_qos = true,
+            .cgroup_driver = "systemd",
+            .systemd_address = f->address,
+            .reserved_cpu_milli = 100,
+            .reserved_memory = 64 * MI,
+            .fake_cgroupfs = true,
+        };
+        struct cm *cm = NULL;
+        ck_error_t err = NULL;
+        if (cm_new(&o, &cm, &err) < 0)
+                fail_msg("cm_new: %s", ck_error_msg(err));
+        struct cm_node_resources n;
+        cm_node_resources(cm, &n);
+        unsigned long long weight =
+            cm_cpu_shares_to_weight(cm_milli_cpu_to_shares(n.allocatable_cpu_milli));
+        char want[2048];
+        snprintf(want, sizeof(want),
+                 "start ck_e2e.slice Wants=-.slice DefaultDependencies=no MemoryAccounting=yes "
+                 "CPUAccounting=yes TasksAccounting=yes IOAccounting=yes\n"
+                 "start ck_e2e-kubepods.slice Wants=ck_e2e.slice DefaultDependencies=no "
+                 "MemoryAccounting=yes CPUAccounting=yes TasksAccounting=yes IOAccounting=yes "
+                 "CPUWeight=%llu MemoryMax=%lld\n"
+                 "start ck_e2e-kubepods-burstable.slice Wants=ck_e2e-kubepods.slice "
+                 "DefaultDependencies=no MemoryAccounting=yes CPUAccounting=yes "
+                 "TasksAccounting=yes IOAccounting=yes CPUWeight=1\n"
+                 "start ck_e2e-kubepods-besteffort.slice Wants=ck_e2e-kubepods.slice "
+                 "DefaultDependencies=no MemoryAccounting=yes CPUAccounting=yes "
+                 "TasksAccounting=yes IOAccounting=yes CPUWeight=1\n",
+                 weight, (long long)n.allocatable_memory);
+        assert_calls(f, want);
+        /* the files too, at the slice paths */
+        snprintf(want, sizeof(want), "%llu", weight);
+        assert_value(t, "ck_e2e.slice/ck_e2e-kubepods.slice/cpu.weight", want);
+
+        /* a Guaranteed pod: its slice with quota and limit */
+        struct container g[] = {ctr("a", 500, 128 * MI, 500, 128 * MI)};
+        struct pod pg = mkpod("12-34", g, 1);
+        cleanup_free char *parent = ensure(cm, &pg);
+        assert_string_equal(parent,
+                            "/ck_e2e.slice/ck_e2e-kubepods.slice/ck_e2e-kubepods-pod12_34.slice");
+        assert_calls(f, "start ck_e2e-kubepods-pod12_34.slice Wants=ck_e2e-kubepods.slice "
+                        "DefaultDependencies=no MemoryAccounting=yes CPUAccounting=yes "
+                        "TasksAccounting=yes IOAccounting=yes CPUWeight=20 "
+                        "CPUQuotaPerSecUSec=500000 CPUQuotaPeriodUSec=100000 "
+                        "MemoryMax=134217728\n");
+        assert_value(t, "ck_e2e.slice/ck_e2e-kubepods.slice/ck_e2e-kubepods-pod12_34.slice/cpu.max",
+                     "50000 100000");
+        cleanup_free char *name = cm_pod_cgroup_name(cm, "12-34", QOS_GUARANTEED);
+        assert_string_equal(name, parent);
+        /* ensured again (a restart of the agent): kept as it is */
+        cleanup_free char *again = ensure(cm, &pg);
+        assert_calls(f, "");
+
+        /* the pod cgroups read back from the slice names */
+        char **uids = NULL;
+        assert_int_equal(cm_list_pod_cgroups(cm, &uids, &err), 0);
+        assert_non_null(uids[0]);
+        assert_string_equal(uids[0], "12-34");
+        assert_null(uids[1]);
+        free(uids[0]);
+        free(uids);
+
+        /* a Burstable pod: the burstable slice's weight follows its requests */
+        struct container b[] = {ctr("a", 250, 64 * MI, 1000, UNSET)};
+        struct pod pb = mkpod("b1", b, 1);
+        cleanup_free char *pbp = ensure(cm, &pb);
+        assert_calls(f, "set ck_e2e-kubepods-burstable.slice (runtime) CPUWeight=10\n"
+                        "start ck_e2e-kubepods-burstable-podb1.slice "
+                        "Wants=ck_e2e-kubepods-burstable.slice DefaultDependencies=no "
+                        "MemoryAccounting=yes CPUAccounting=yes TasksAccounting=yes "
+                        "IOAccounting=yes CPUWeight=10 CPUQuotaPerSecUSec=1000000 "
+                        "CPUQuotaPeriodUSec=100000\n");
+
+        /* removal: StopUnit of each QoS class's name (systemd does not know
+         * the ones the pod does not have), then the burstable weight */
+        assert_int_equal(cm_pod_cgroup_destroy(cm, "12-34", &err), 0);
+        assert_calls(f, "stop ck_e2e-kubepods-pod12_34.slice\n"
+                        "stop ck_e2e-kubepods-burstable-pod12_34.slice\n"
+                        "stop ck_e2e-kubepods-besteffort-pod12_34.slice\n");
+        assert_false(
+            exists(t, "ck_e2e.slice/ck_e2e-kubepods.slice/ck_e2e-kubepods-pod12_34.slice"));
+
+        /* systemd refusing a slice: the error names the unit and its answer */
+        f->fail_start = true;
+        struct container e[] = {ctr("a", UNSET, UNSET, UNSET, UNSET)};
+        struct pod pe = mkpod("e1", e, 1);
+        char *p = NULL;
+        assert_true(cm_pod_cgroup_ensure(cm, &pe, &p, &err) < 0);
+        assert_non_null(strstr(ck_error_msg(err), "start ck_e2e-kubepods-besteffort-pode1.slice: "
+                                                  "no slices today"));
+        ck_error_release(&err);
+        cm_free(cm);
+        fake_systemd_free(f);
+        free_tree(t);
+}
+
 static void test_rejected_configurations(void **state)
 {
         (void)state;
@@ -634,10 +794,13 @@ static void test_rejected_configurations(void **state)
                                      .cgroups_per_qos = true,
                                      .cgroup_driver = "systemd",
                                      .fake_cgroupfs = true};
+        /* systemd not there: the start fails naming where it looked */
+        systemd.systemd_address = "unix:path=/nonexistent/systemd/private";
         assert_true(cm_new(&systemd, &cm, &err) < 0);
-        assert_string_equal(ck_error_msg(err), "cgroup driver systemd is not supported yet; use "
-                                               "--cgroup-driver=cgroupfs");
+        assert_non_null(strstr(ck_error_msg(err), "connect to systemd at "
+                                                  "unix:path=/nonexistent/systemd/private"));
         ck_error_release(&err);
+        assert_false(exists(t, "cpu/kubepods"));
 
         struct cm_options dotdot = {.cgroupfs_root = t->root,
                                     .cgroup_root = "/a/../..",
@@ -646,6 +809,27 @@ static void test_rejected_configurations(void **state)
         assert_true(cm_new(&dotdot, &cm, &err) < 0);
         assert_non_null(strstr(ck_error_msg(err), "--cgroup-root"));
         ck_error_release(&err);
+
+        /* failCgroupV1 (upstream's default): a v1 host is refused */
+        struct cm_options v1 = {.cgroupfs_root = t->root,
+                                .cgroups_per_qos = true,
+                                .fake_cgroupfs = true,
+                                .fail_cgroup_v1 = true};
+        assert_true(cm_new(&v1, &cm, &err) < 0);
+        assert_string_equal(ck_error_msg(err),
+                            "kubelet is configured to not run on a host using cgroup v1. cgroup "
+                            "v1 support is unsupported and will be removed in a future release");
+        ck_error_release(&err);
+        assert_false(exists(t, "cpu/kubepods"));
+        struct fake_tree *t2 = make_tree(true);
+        struct cm_options v2 = {.cgroupfs_root = t2->root,
+                                .cgroups_per_qos = true,
+                                .fake_cgroupfs = true,
+                                .fail_cgroup_v1 = true};
+        if (cm_new(&v2, &cm, &err) < 0)
+                fail_msg("cm_new on v2 with failCgroupV1: %s", ck_error_msg(err));
+        cm_free(cm);
+        free_tree(t2);
 
         /* without the fake flag, plain directories are no cgroup hierarchy */
         struct cm_options real = {.cgroupfs_root = t->root, .cgroups_per_qos = true};
@@ -716,6 +900,8 @@ int main(void)
             cmocka_unit_test(test_v2_values),
             cmocka_unit_test(test_pod_resources_resize),
             cmocka_unit_test(test_cgroups_per_qos_off),
+            cmocka_unit_test(test_systemd_names),
+            cmocka_unit_test(test_systemd_driver),
             cmocka_unit_test(test_rejected_configurations),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

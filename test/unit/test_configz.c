@@ -219,7 +219,8 @@ static void test_defaults_document(void **state)
                   "\"logging\":{\"verbosity\":0},"
                   "\"enableDebugFlagsHandler\":true,"
                   "\"registerNode\":true,"
-                  "\"containerRuntimeEndpoint\":\"unix:///run/containerd/containerd.sock\""
+                  "\"containerRuntimeEndpoint\":\"unix:///run/containerd/containerd.sock\","
+                  "\"failCgroupV1\":true"
                   "}}");
         free(text);
 

@@ -11,6 +11,8 @@
 
 #include "cri/cri.h"
 #include "grpc/grpc.h"
+#include "kubelet/kubelet.h"
+#include "util/xalloc.h"
 #include "fake_grpc_server.h"
 
 #include <stdlib.h>
@@ -22,6 +24,9 @@ struct runtime {
         bool bad_container_status; /* ContainerStatus without image_ref */
         bool no_image;             /* ImageStatus of an absent image */
         char last_request[512];    /* a summary of the last decoded request */
+        /* RuntimeConfig: 0 unimplemented (containerd 1.6), else the
+         * CgroupDriver value + 1 */
+        int cgroup_driver;
 };
 
 static void pack_reply(struct fake_reply *reply, const ProtobufCMessage *m)
@@ -124,6 +129,13 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                 img.size = 4096;
                 Runtime__V1__ImageStatusResponse out = RUNTIME__V1__IMAGE_STATUS_RESPONSE__INIT;
                 out.image = rt->no_image ? NULL : &img;
+                pack_reply(reply, &out.base);
+        } else if (METHOD(req->path, "RuntimeService/RuntimeConfig") && rt->cgroup_driver) {
+                Runtime__V1__RuntimeConfigResponse out = RUNTIME__V1__RUNTIME_CONFIG_RESPONSE__INIT;
+                Runtime__V1__LinuxRuntimeConfiguration lc =
+                    RUNTIME__V1__LINUX_RUNTIME_CONFIGURATION__INIT;
+                lc.cgroup_driver = rt->cgroup_driver - 1;
+                out.linux = &lc;
                 pack_reply(reply, &out.base);
         } else if (METHOD(req->path, "ImageService/PullImage")) {
                 Runtime__V1__PullImageResponse out = RUNTIME__V1__PULL_IMAGE_RESPONSE__INIT;
@@ -386,6 +398,41 @@ static void test_unimplemented_method(void **state)
         ck_error_release(&err);
 }
 
+/* KubeletCgroupDriverFromCRI: the runtime's driver replaces the
+ * configured one; a runtime without RuntimeConfig or one that does not
+ * answer leaves it; a driver ckubelet does not know fails the start. */
+static void test_cgroup_driver_from_cri(void **state)
+{
+        struct fixture *f = *state;
+        char endpoint[160];
+        snprintf(endpoint, sizeof(endpoint), "unix://%s", f->server->path);
+        struct kubelet_config cfg = {.container_runtime_endpoint = endpoint,
+                                     .cgroup_driver = xstrdup("cgroupfs")};
+        ck_error_t err = NULL;
+        /* Unimplemented: as configured */
+        assert_int_equal(kubelet_cgroup_driver_from_cri(&cfg, &err), 0);
+        assert_string_equal(cfg.cgroup_driver, "cgroupfs");
+        assert_last_path(f, "/runtime.v1.RuntimeService/RuntimeConfig");
+        f->rt.cgroup_driver = RUNTIME__V1__CGROUP_DRIVER__SYSTEMD + 1;
+        assert_int_equal(kubelet_cgroup_driver_from_cri(&cfg, &err), 0);
+        assert_string_equal(cfg.cgroup_driver, "systemd");
+        f->rt.cgroup_driver = RUNTIME__V1__CGROUP_DRIVER__CGROUPFS + 1;
+        assert_int_equal(kubelet_cgroup_driver_from_cri(&cfg, &err), 0);
+        assert_string_equal(cfg.cgroup_driver, "cgroupfs");
+        f->rt.cgroup_driver = 7 + 1;
+        assert_true(kubelet_cgroup_driver_from_cri(&cfg, &err) < 0);
+        assert_string_equal(ck_error_msg(err), "runtime returned an unknown cgroup driver 7");
+        ck_error_release(&err);
+        assert_string_equal(cfg.cgroup_driver, "cgroupfs");
+        /* no runtime there: as configured */
+        free(cfg.cgroup_driver);
+        cfg.cgroup_driver = xstrdup("systemd");
+        cfg.container_runtime_endpoint = "unix:///nonexistent/cri.sock";
+        assert_int_equal(kubelet_cgroup_driver_from_cri(&cfg, &err), 0);
+        assert_string_equal(cfg.cgroup_driver, "systemd");
+        free(cfg.cgroup_driver);
+}
+
 static void test_runtime_down_is_unavailable(void **state)
 {
         (void)state;
@@ -414,6 +461,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_container_status_is_verified, setup, teardown),
             cmocka_unit_test_setup_teardown(test_images, setup, teardown),
             cmocka_unit_test_setup_teardown(test_unimplemented_method, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cgroup_driver_from_cri, setup, teardown),
             cmocka_unit_test(test_runtime_down_is_unavailable),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -227,9 +227,11 @@ static void test_flag_syntax_forms(void **state)
         parse_ok(&c, ARGV("-v5"));
         assert_int_equal(c.verbosity, 5);
         kubelet_config_release(&c);
-        parse_ok(&c, ARGV("--v=2", "--fail-swap-on=false", "--cgroups-per-qos=F"));
+        parse_ok(&c, ARGV("--v=2", "--fail-swap-on=false", "--cgroups-per-qos=F",
+                          "--fail-cgroupv1=false"));
         assert_int_equal(c.verbosity, 2);
         assert_false(c.fail_swap_on);
+        assert_false(c.fail_cgroup_v1);
         assert_false(c.cgroups_per_qos);
         kubelet_config_release(&c);
         /* '_' reads as '-' (upstream's WordSepNormalizeFunc); the last value wins */
@@ -1147,10 +1149,9 @@ static void test_ignored_fields_are_listed_at_v1(void **state)
         free(out);
 }
 
-/* failCgroupV1 (upstream since v1.31; the field a cgroup v1 host's config
- * sets to false): a known field, accepted with the warning of the ones
- * not implemented, where a typo in the list once made it an error. */
-static void test_fail_cgroup_v1_is_known(void **state)
+/* failCgroupV1 (upstream since v1.31, true by default): the field a cgroup
+ * v1 host's config sets to false, and --fail-cgroupv1 (not deprecated). */
+static void test_fail_cgroup_v1(void **state)
 {
         (void)state;
         static const char yaml[] = HDR "failCgroupV1: false\nfailSwapOn: false\n";
@@ -1159,12 +1160,15 @@ static void test_fail_cgroup_v1_is_known(void **state)
         int fd = capture_log();
         log_set_verbosity(1);
         kubelet_config_defaults(&c);
+        assert_true(c.fail_cgroup_v1);
         assert_int_equal(kubelet_config_load_buffer(&c, "t.yaml", yaml, strlen(yaml), &err), 0);
+        assert_false(c.fail_cgroup_v1);
         kubelet_config_release(&c);
         char *out = read_log(fd);
         log_set_fd(quiet_fd);
         log_set_verbosity(0);
-        assert_non_null(strstr(out, "failCgroupV1"));
+        /* implemented: no "not implemented" warning names it */
+        assert_null(strstr(out, "failCgroupV1"));
         free(out);
         assert_true(kcfg_upstream_field_known("failCgroupV1"));
         assert_false(kcfg_upstream_field_known("failCgroupV"));
@@ -1291,7 +1295,7 @@ int main(void)
             cmocka_unit_test(test_file_error_leaves_config_unchanged),
             cmocka_unit_test(test_config_file_errors_through_flags),
             cmocka_unit_test(test_ignored_fields_are_listed_at_v1),
-            cmocka_unit_test(test_fail_cgroup_v1_is_known),
+            cmocka_unit_test(test_fail_cgroup_v1),
             cmocka_unit_test(test_deprecated_flags_warn_as_upstream),
             cmocka_unit_test(test_usage_is_aligned_with_defaults),
         };
