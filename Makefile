@@ -28,7 +28,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults conformance images clean
+.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults test-vm conformance images clean
 all: $(BUILD)/ckubelet $(BUILD)/pause images
 
 deps:
@@ -136,6 +136,11 @@ bench-compare: deps all
 # 100 static pods: the figures of docs/reliability.md (test/faults/run).
 faults: deps all
 	@test/faults/run $(BUILD)
+
+# The standalone e2e suites on cgroup v2 with systemd as init, with both
+# cgroup drivers, in a Debian 12 guest under QEMU (test/vm/run; docs/vm.md).
+test-vm: deps all
+	@test/vm/run $(BUILD)
 
 # The upstream e2e suite's node conformance specs against ckubelet and the
 # upstream kubelet as a node of hack/local-cluster; writes docs/conformance.md
