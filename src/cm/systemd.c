@@ -23,6 +23,7 @@
 #define UNLIMITED UINT64_MAX
 
 struct cm_systemd {
+        char *address;
         sd_bus *bus;
         sd_bus_slot *job_removed;
         bool v2;
@@ -44,21 +45,36 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-int cm_systemd_open(const char *address, bool v2, struct cm_systemd **out, ck_error_t *err)
+static void disconnect(struct cm_systemd *sd)
 {
-        const char *addr = address ? address : SYSTEMD_PRIVATE_ADDRESS;
-        struct cm_systemd *sd = xcalloc(1, sizeof(*sd));
-        sd->v2 = v2;
+        sd->job_removed = sd_bus_slot_unref(sd->job_removed);
+        sd->bus = sd_bus_flush_close_unref(sd->bus);
+}
+
+/* Connects (again: systemd's daemon-reexec or restart closes the
+ * connection; runc reconnects too) and subscribes to the job signals. */
+static int connect_bus(struct cm_systemd *sd, ck_error_t *err)
+{
+        if (sd->bus != NULL) {
+                /* what came meanwhile (old job signals; the end of the
+                 * connection, which marks the bus closed) */
+                while (sd_bus_process(sd->bus, NULL) > 0)
+                        ;
+                if (sd_bus_is_open(sd->bus) > 0)
+                        return 0;
+                LOG_INFO(2, "Reconnecting to systemd", "address=\"%s\"", sd->address);
+        }
+        disconnect(sd);
         int r = sd_bus_new(&sd->bus);
         if (r >= 0)
-                r = sd_bus_set_address(sd->bus, addr);
+                r = sd_bus_set_address(sd->bus, sd->address);
         if (r >= 0)
                 r = sd_bus_start(sd->bus);
         if (r < 0) {
-                cm_systemd_close(sd);
+                disconnect(sd);
                 return ck_error_make(err, -r,
                                      "connect to systemd at %s (is systemd the init system?): %s",
-                                     addr, strerror(-r));
+                                     sd->address, strerror(-r));
         }
         r = sd_bus_match_signal(sd->bus, &sd->job_removed, NULL, SD_PATH, SD_MANAGER, "JobRemoved",
                                 on_job_removed, sd);
@@ -70,6 +86,18 @@ int cm_systemd_open(const char *address, bool v2, struct cm_systemd **out, ck_er
                 ck_error_make(err, -r, "subscribe to systemd's job signals: %s",
                               e.message ? e.message : strerror(-r));
                 sd_bus_error_free(&e);
+                disconnect(sd);
+                return -1;
+        }
+        return 0;
+}
+
+int cm_systemd_open(const char *address, bool v2, struct cm_systemd **out, ck_error_t *err)
+{
+        struct cm_systemd *sd = xcalloc(1, sizeof(*sd));
+        sd->address = xstrdup(address ? address : SYSTEMD_PRIVATE_ADDRESS);
+        sd->v2 = v2;
+        if (connect_bus(sd, err) < 0) {
                 cm_systemd_close(sd);
                 return -1;
         }
@@ -81,9 +109,9 @@ void cm_systemd_close(struct cm_systemd *sd)
 {
         if (sd == NULL)
                 return;
-        sd_bus_slot_unref(sd->job_removed);
-        sd_bus_flush_close_unref(sd->bus);
+        disconnect(sd);
         free(sd->result);
+        free(sd->address);
         free(sd);
 }
 
@@ -168,8 +196,7 @@ static int append_resources(struct cm_systemd *sd, sd_bus_message *m,
         return r;
 }
 
-static int call_failed(int r, sd_bus_error *e, const char *what, const char *unit,
-                       ck_error_t *err)
+static int call_failed(int r, sd_bus_error *e, const char *what, const char *unit, ck_error_t *err)
 {
         ck_error_make(err, -r, "%s %s: %s", what, unit, e->message ? e->message : strerror(-r));
         sd_bus_error_free(e);
@@ -179,6 +206,8 @@ static int call_failed(int r, sd_bus_error *e, const char *what, const char *uni
 int cm_systemd_start_slice(struct cm_systemd *sd, const char *unit, const char *parent,
                            const struct cgroup_resources *res, ck_error_t *err)
 {
+        if (connect_bus(sd, err) < 0)
+                return -1;
         sd_bus_message *m = NULL, *reply = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int r = sd_bus_message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
@@ -222,9 +251,10 @@ int cm_systemd_start_slice(struct cm_systemd *sd, const char *unit, const char *
 int cm_systemd_set(struct cm_systemd *sd, const char *unit, const struct cgroup_resources *res,
                    ck_error_t *err)
 {
-        if (!res->has_cpu_shares && !res->has_cpu_quota && !res->has_memory &&
-            !res->has_pids_limit)
+        if (!res->has_cpu_shares && !res->has_cpu_quota && !res->has_memory && !res->has_pids_limit)
                 return 0;
+        if (connect_bus(sd, err) < 0)
+                return -1;
         sd_bus_message *m = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int r = sd_bus_message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
@@ -251,6 +281,8 @@ int cm_systemd_set(struct cm_systemd *sd, const char *unit, const struct cgroup_
 
 int cm_systemd_stop(struct cm_systemd *sd, const char *unit, ck_error_t *err)
 {
+        if (connect_bus(sd, err) < 0)
+                return -1;
         sd_bus_message *reply = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int r = sd_bus_call_method(sd->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply,

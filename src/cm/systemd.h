@@ -6,7 +6,8 @@
  * pod and QoS cgroups are transient slice units, created with their
  * resource properties, changed with SetUnitProperties and removed with
  * StopUnit.  Each call waits for its job (the JobRemoved signal), at most
- * 30 s, and fails with the job's result when it is not "done".
+ * 30 s, and fails with the job's result when it is not "done".  A closed
+ * connection (systemd re-executed) is opened again at the next call.
  *
  * Not thread-safe: struct cm serialises calls.
  */

@@ -40,7 +40,8 @@ struct fake_systemd {
         char *units[64];
         size_t n_units;
         unsigned jobs;
-        bool fail_start; /* answer StartTransientUnit with an error */
+        bool fail_start;  /* answer StartTransientUnit with an error */
+        atomic_bool drop; /* close the connection (systemd re-executed) */
 };
 
 static void fake_systemd_record(struct fake_systemd *f, const char *line)
@@ -254,6 +255,8 @@ static void *fake_systemd_run(void *arg)
                         continue;
                 }
                 while (!atomic_load(&f->stop)) {
+                        if (atomic_exchange(&f->drop, false))
+                                break;
                         int r = sd_bus_process(bus, NULL);
                         if (r < 0)
                                 break;

@@ -769,6 +769,17 @@ static void test_systemd_driver(void **state)
         assert_false(
             exists(t, "ck_e2e.slice/ck_e2e-kubepods.slice/ck_e2e-kubepods-pod12_34.slice"));
 
+        /* systemd re-executed: the next call connects again */
+        atomic_store(&f->drop, true);
+        while (atomic_load(&f->drop))
+                usleep(10000);
+        usleep(100000);
+        struct container b2[] = {ctr("a", 250, 64 * MI, UNSET, UNSET)};
+        struct pod pb2 = mkpod("b2", b2, 1);
+        cleanup_free char *pb2p = ensure(cm, &pb2);
+        cleanup_free char *calls = fake_systemd_take_calls(f);
+        assert_non_null(strstr(calls, "start ck_e2e-kubepods-burstable-podb2.slice"));
+
         /* systemd refusing a slice: the error names the unit and its answer */
         f->fail_start = true;
         struct container e[] = {ctr("a", UNSET, UNSET, UNSET, UNSET)};
