@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kubelet/admission.h"
+#include "kubelet/node_affinity.h"
 #include "allocation/allocation.h"
 #include "kubelet/sysctl.h"
 #include "util/intmath.h"
@@ -303,6 +304,16 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                         return;
                 }
         }
+        /* the scheduler's NodeAffinity filter: spec.nodeSelector and the
+         * required node affinity against the node's labels */
+        if (!node_affinity_match(json_object_get(pod->raw, "spec"), node->labels, node->name)) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "NodeAffinity");
+                snprintf(out->message, sizeof(out->message),
+                         "Predicate NodeAffinity failed: node(s) didn't match Pod's node "
+                         "affinity/selector");
+                return;
+        }
         for (size_t i = 0; i < n_active; i++) {
                 if (pod_ports_conflict(pod, active[i])) {
                         out->admit = false;
@@ -312,6 +323,17 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                                  "the requested pod ports");
                         return;
                 }
+        }
+        /* the node's NoExecute taints, except for static pods (upstream
+         * generalFilter) */
+        if (!pod_is_static(pod) &&
+            !node_taints_tolerated(json_object_get(pod->raw, "spec"), node->taints)) {
+                out->admit = false;
+                snprintf(out->reason, sizeof(out->reason), "TaintToleration");
+                snprintf(out->message, sizeof(out->message),
+                         "Predicate TaintToleration failed: node(s) had taints that the pod "
+                         "didn't tolerate");
+                return;
         }
         /* upstream's appArmorAdmitHandler (new pods only: those still
          * Pending; running ones keep running) */

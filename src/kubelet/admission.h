@@ -5,7 +5,9 @@
  * the device plugins' allocation (a callback), then the
  * predicateAdmitHandler's checks: the pod's OS (label and spec.os), max
  * pods, cpu, memory and extended resource requests against node
- * allocatable, host port conflicts.  Pure (but for the callback):
+ * allocatable, the node selector and required node affinity against the
+ * node's labels, host port conflicts, the node's NoExecute taints (not for
+ * static pods).  Pure (but for the callback):
  * unit-tested from tables.
  */
 #ifndef CK_KUBELET_ADMISSION_H
@@ -39,6 +41,12 @@ struct admission_node {
          * level resource) */
         const struct resource_count *extended;
         size_t n_extended;
+        /* the Node's name, labels (an object) and spec.taints (an array),
+         * as the apiserver has them, else as this kubelet would register
+         * it (upstream getNodeAnyWay); labels and taints may be NULL */
+        const char *name;
+        const json_t *labels;
+        const json_t *taints;
 };
 
 struct admission_result {

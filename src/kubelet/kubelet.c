@@ -406,6 +406,15 @@ static bool admit_under_pressure(struct kubelet *kl, struct pod_record *r)
         return false;
 }
 
+json_t *kl_admission_node(struct kubelet *kl)
+{
+        json_t *node = kl->node_agent ? node_agent_get_node(kl->node_agent) : NULL;
+        if (node != NULL)
+                return node;
+        return json_pack("{s:{s:s, s:o}}", "metadata", "name", kl->cfg->node_name, "labels",
+                         node_default_labels(kl->cfg->node_name, &kl->cfg->node_labels));
+}
+
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
         if (!admit_under_pressure(kl, r))
@@ -414,7 +423,11 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         cm_node_resources(kl->cm, &res);
         size_t n_ext = 0;
         struct resource_count *ext = node_extended(kl, &n_ext);
+        cleanup_json json_t *node_obj = kl_admission_node(kl);
         struct admission_node node = {
+            .name = kl->cfg->node_name,
+            .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),
+            .taints = json_object_get(json_object_get(node_obj, "spec"), "taints"),
             .allocatable_cpu_milli = res.allocatable_cpu_milli,
             .allocatable_memory = res.allocatable_memory,
             .max_pods = kl->cfg->max_pods,

@@ -261,6 +261,11 @@ void kl_mirrors_free(struct kubelet *kl);
  * deleting); update_type as pod_work's. */
 void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type);
 
+/* The Node the admission checks a pod against (upstream getNodeAnyWay):
+ * as the apiserver has it, else {metadata: {labels: the default labels}}.
+ * A new reference. */
+json_t *kl_admission_node(struct kubelet *kl);
+
 /* resize.c: in-place resize on the sync loop (upstream's allocation
  * manager).  A new record: its alloc pod from the checkpoint (a restarted
  * kubelet) before admission; admitted: the allocation recorded, or a

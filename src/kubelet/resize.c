@@ -244,7 +244,11 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
         cleanup_json json_t *alloc = allocation(kl, r->pod->uid);
         struct cm_node_resources node;
         cm_node_resources(kl->cm, &node);
+        cleanup_json json_t *node_obj = kl_admission_node(kl);
         struct admission_node an = {
+            .name = kl->cfg->node_name,
+            .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),
+            .taints = json_object_get(json_object_get(node_obj, "spec"), "taints"),
             .allocatable_cpu_milli = node.allocatable_cpu_milli,
             .allocatable_memory = node.allocatable_memory,
             .max_pods = kl->cfg->max_pods,

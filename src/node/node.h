@@ -148,4 +148,10 @@ const char *node_agent_node_ip(struct node_agent *a);
  * copy), or NULL before it is known.  Any thread. */
 json_t *node_agent_get_node(struct node_agent *a);
 
+/* The labels this kubelet gives its Node (kubernetes.io/hostname, os, arch
+ * and the beta ones, then `labels` (--node-labels) over them): what the
+ * admission checks a pod's node selector against when the Node is not
+ * known (standalone).  A new object. */
+json_t *node_default_labels(const char *hostname, const struct kv_list *labels);
+
 #endif

@@ -43,31 +43,45 @@ static void add_event(struct node_status_events *ev, const char *reason)
                 ev->reasons[ev->n++] = reason;
 }
 
+/* The default labels, then `labels` over them (logged when one replaces a
+ * default, when log_overwrite). */
+static void set_labels(json_t *l, const char *hostname, const struct kv_list *labels,
+                       bool log_overwrite)
+{
+        set_str(l, "kubernetes.io/hostname", hostname);
+        set_str(l, "kubernetes.io/os", "linux");
+        set_str(l, "kubernetes.io/arch", NODE_GOARCH);
+        set_str(l, "beta.kubernetes.io/os", "linux");
+        set_str(l, "beta.kubernetes.io/arch", NODE_GOARCH);
+        for (size_t i = 0; labels && i < labels->n; i++) {
+                const char *k = labels->items[i].key, *v = labels->items[i].value;
+                json_t *cv = json_object_get(l, k);
+                if (cv && log_overwrite)
+                        LOG_INFO(0, "the node label will overwrite default setting",
+                                 "labelKey=\"%s\" labelValue=\"%s\" default=\"%s\"", k, v ? v : "",
+                                 json_string_value(cv));
+                set_str(l, k, v);
+        }
+}
+
+json_t *node_default_labels(const char *hostname, const struct kv_list *labels)
+{
+        json_t *l = json_object();
+        set_labels(l, hostname, labels, false);
+        return l;
+}
+
 json_t *node_build_initial(const char *node_name, const struct kv_list *labels,
                            const struct node_status_inputs *in, struct node_status_events *events)
 {
         json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind",
                                  "Node", "metadata", "name", node_name, "spec", "status");
         json_t *meta = json_object_get(node, "metadata");
-        json_t *l = child_object(meta, "labels");
-        set_str(l, "kubernetes.io/hostname", in->hostname);
-        set_str(l, "kubernetes.io/os", "linux");
-        set_str(l, "kubernetes.io/arch", NODE_GOARCH);
-        set_str(l, "beta.kubernetes.io/os", "linux");
-        set_str(l, "beta.kubernetes.io/arch", NODE_GOARCH);
+        set_labels(child_object(meta, "labels"), in->hostname, labels, true);
 
         LOG_INFO(2, "Setting node annotation to enable volume controller attach/detach");
         set_str(child_object(meta, "annotations"), NODE_CMAD_ANNOTATION, "true");
 
-        for (size_t i = 0; labels && i < labels->n; i++) {
-                const char *k = labels->items[i].key, *v = labels->items[i].value;
-                json_t *cv = json_object_get(l, k);
-                if (cv)
-                        LOG_INFO(0, "the node label will overwrite default setting",
-                                 "labelKey=\"%s\" labelValue=\"%s\" default=\"%s\"", k, v ? v : "",
-                                 json_string_value(cv));
-                set_str(l, k, v);
-        }
         node_set_status(node, in, events);
         return node;
 }

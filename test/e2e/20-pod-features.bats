@@ -53,6 +53,32 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	query_empty sandboxes_of big
 }
 
+@test "admission: a static pod whose nodeSelector the node's labels lack is Failed with NodeAffinity; one that matches runs" {
+	cat >"$MANIFESTS/picky.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: picky}
+	spec:
+	  nodeSelector: {e2e-disk: ssd}
+	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+	YAML
+	cat >"$MANIFESTS/fits.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: fits}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: e2e-node, kubernetes.io/os: linux, e2e-disk: hdd}
+	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+	YAML
+	# standalone: the labels the agent would give its Node (defaults and --node-labels)
+	start_agent "$MANIFESTS" --node-labels=e2e-disk=hdd
+	wait_for -t 60 phase_is picky Failed
+	[ "$(pod_field picky .status.reason)" = NodeAffinity ]
+	[ "$(pod_field picky .status.message)" = "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" ]
+	query_empty sandboxes_of picky
+	wait_for -t 60 phase_is fits Running
+}
+
 @test "hostNetwork pod sees the host's interfaces; hostPath and memory emptyDir mount" {
 	hostdir=$BATS_TEST_TMPDIR/hostdata
 	mkdir -p "$hostdir"
