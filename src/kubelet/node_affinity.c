@@ -88,7 +88,8 @@ static bool term_match(const json_t *term, const json_t *labels, const json_t *f
         {
                 /* only metadata.name is a node field selector */
                 const char *key = json_string_value(json_object_get(r, "key"));
-                if (key == NULL || strcmp(key, "metadata.name") != 0 || !requirement_match(r, fields))
+                if (key == NULL || strcmp(key, "metadata.name") != 0 ||
+                    !requirement_match(r, fields))
                         return false;
         }
         return true;
@@ -104,9 +105,9 @@ bool node_affinity_match(const json_t *pod_spec, const json_t *node_labels, cons
                 if (have == NULL || !json_is_string(v) || strcmp(have, json_string_value(v)) != 0)
                         return false;
         }
-        const json_t *required = json_object_get(
-            json_object_get(json_object_get(pod_spec, "affinity"), "nodeAffinity"),
-            "requiredDuringSchedulingIgnoredDuringExecution");
+        const json_t *required =
+            json_object_get(json_object_get(json_object_get(pod_spec, "affinity"), "nodeAffinity"),
+                            "requiredDuringSchedulingIgnoredDuringExecution");
         if (required == NULL || json_is_null(required))
                 return true;
         json_t *fields = json_pack("{s:s}", "metadata.name", node_name ? node_name : "");

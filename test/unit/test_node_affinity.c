@@ -44,8 +44,10 @@ static void test_affinity_table(void **state)
 #define REQ(terms)                                                                                 \
         "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "  \
         "{\"nodeSelectorTerms\": " terms "}}}}"
-#define EXPR(key, op, values) "{\"key\": \"" key "\", \"operator\": \"" op "\", \"values\": " values "}"
-            {REQ("[{\"matchExpressions\": [" EXPR("disk", "In", "[\"ssd\", \"nvme\"]") "]}]"), true},
+#define EXPR(key, op, values)                                                                      \
+        "{\"key\": \"" key "\", \"operator\": \"" op "\", \"values\": " values "}"
+            {REQ("[{\"matchExpressions\": [" EXPR("disk", "In", "[\"ssd\", \"nvme\"]") "]}]"),
+             true},
             {REQ("[{\"matchExpressions\": [" EXPR("disk", "In", "[\"nvme\"]") "]}]"), false},
             {REQ("[{\"matchExpressions\": [" EXPR("disk", "NotIn", "[\"hdd\"]") "]}]"), true},
             {REQ("[{\"matchExpressions\": [" EXPR("gpu", "NotIn", "[\"x\"]") "]}]"), true},
@@ -57,8 +59,10 @@ static void test_affinity_table(void **state)
             {REQ("[{\"matchExpressions\": [" EXPR("cores", "Lt", "[\"4\"]") "]}]"), false},
             {REQ("[{\"matchExpressions\": [" EXPR("zone", "Gt", "[\"4\"]") "]}]"), false},
             /* terms are ORed, expressions ANDed */
-            {REQ("[{\"matchExpressions\": [" EXPR("disk", "In", "[\"hdd\"]") "]}, "
-                 "{\"matchExpressions\": [" EXPR("zone", "In", "[\"a\"]") "]}]"),
+            {REQ("[{\"matchExpressions\": [" EXPR(
+                 "disk", "In", "[\"hdd\"]") "]}, "
+                                            "{\"matchExpressions\": [" EXPR("zone", "In",
+                                                                            "[\"a\"]") "]}]"),
              true},
             {REQ("[{\"matchExpressions\": [" EXPR("disk", "In", "[\"ssd\"]") ", " EXPR(
                  "zone", "In", "[\"b\"]") "]}]"),
@@ -76,9 +80,10 @@ static void test_affinity_table(void **state)
              "[{\"matchExpressions\": [" EXPR("zone", "In", "[\"a\"]") "]}]}}}}",
              false},
             /* preferred terms do not */
-            {"{\"affinity\": {\"nodeAffinity\": {\"preferredDuringSchedulingIgnoredDuringExecution\": "
-             "[{\"weight\": 1, \"preference\": {\"matchExpressions\": [" EXPR(
-                 "gpu", "Exists", "[]") "]}}]}}}",
+            {"{\"affinity\": {\"nodeAffinity\": "
+             "{\"preferredDuringSchedulingIgnoredDuringExecution\": "
+             "[{\"weight\": 1, \"preference\": {\"matchExpressions\": [" EXPR("gpu", "Exists",
+                                                                              "[]") "]}}]}}}",
              true},
         };
         json_t *labels = parse(node_labels);
