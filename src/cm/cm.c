@@ -162,12 +162,6 @@ static int cg_destroy(struct cm *cm, const char *name, ck_error_t *err)
         return cm_cgroup_destroy(cm->fs, path, err);
 }
 
-static int ensure_cgroup(struct cm *cm, const char *name, const struct cgroup_resources *r,
-                         ck_error_t *err)
-{
-        return cg_create(cm, name, r, err);
-}
-
 /* The burstable cgroup's shares: the sum of its pods' cpu requests
  * (upstream setCPUCgroupConfig).  Called with the lock held. */
 static int update_burstable_shares(struct cm *cm, ck_error_t *err)
@@ -199,7 +193,7 @@ static int create_qos_cgroups(struct cm *cm, const char *root, ck_error_t *err)
             .memory = cm->node.allocatable_memory,
             .hugetlb = CGROUP_HUGETLB_CAPACITY,
         };
-        if (ensure_cgroup(cm, cm->kubepods, &node, err) < 0)
+        if (cg_create(cm, cm->kubepods, &node, err) < 0)
                 return -1;
         /* burstable: shares from its pods (none yet); besteffort: the minimum */
         struct cgroup_resources qos = {
@@ -207,8 +201,8 @@ static int create_qos_cgroups(struct cm *cm, const char *root, ck_error_t *err)
             .cpu_shares = cm_milli_cpu_to_shares(0),
             .hugetlb = CGROUP_HUGETLB_UNBOUNDED,
         };
-        if (ensure_cgroup(cm, cm->burstable, &qos, err) < 0 ||
-            ensure_cgroup(cm, cm->besteffort, &qos, err) < 0)
+        if (cg_create(cm, cm->burstable, &qos, err) < 0 ||
+            cg_create(cm, cm->besteffort, &qos, err) < 0)
                 return -1;
         return 0;
 }
@@ -403,6 +397,7 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
         cleanup_free char *name = pod_cgroup_name(cm, pod->uid, qos);
         struct cgroup_resources r;
         cm_pod_resource_config(pod, qos, cm->pod_pids_limit, &r);
+        cleanup_free char *path = literal(cm, name);
 
         pthread_mutex_lock(&cm->lock);
         int ret = 0;
@@ -413,14 +408,13 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
                 if (track_burstable(cm, pod->uid, t.cpu_requests, false))
                         ret = update_burstable_shares(cm, err);
         }
-        if (ret == 0 && cg_exists(cm, name)) {
+        if (ret == 0 && cm_cgroup_exists(cm->fs, path)) {
                 /* its values stand: only a resize changes them; the
                  * hierarchies it may lack are still made */
-                cleanup_free char *path = literal(cm, name);
                 if (cm->fs->driver->create(cm->fs, path, err) < 0)
                         ret = ck_error_wrap(err, "cgroup \"%s\"", name);
         } else if (ret == 0) {
-                ret = ensure_cgroup(cm, name, &r, err);
+                ret = cg_create(cm, name, &r, err);
                 /* a cgroup made without its values is made again next time
                  * (an existing one keeps what it has) */
                 ck_error_t undo = NULL;
@@ -435,7 +429,8 @@ int cm_pod_cgroup_ensure(struct cm *cm, const struct pod *pod, char **parent, ck
         LOG_INFO(4, "Pod cgroup ensured", "pod=\"%s/%s\" cgroup=\"%s\" qos=\"%s\"",
                  pod->namespace ? pod->namespace : "", pod->name ? pod->name : "", name,
                  qos_class_name(qos));
-        *parent = literal(cm, name);
+        *parent = path;
+        path = NULL;
         return 0;
 }
 

@@ -345,19 +345,18 @@ static void extended_set(struct resource_count **l, size_t *n, const char *name,
 }
 
 /* The node's allocatable extended resources for the fit check (upstream
- * getNodeAnyWay: the Node as the apiserver has it, else what this kubelet
- * would report), raised to what pods hold of the device plugins'
- * (UpdatePluginResources). */
-static struct resource_count *node_extended(struct kubelet *kl, size_t *n)
+ * getNodeAnyWay: api_node, the Node as the apiserver has it, else (NULL)
+ * what this kubelet would report), raised to what pods hold of the device
+ * plugins' (UpdatePluginResources). */
+static struct resource_count *node_extended(struct kubelet *kl, const json_t *api_node, size_t *n)
 {
         struct resource_count *l = NULL;
         *n = 0;
-        cleanup_json json_t *node = kl->node_agent ? node_agent_get_node(kl->node_agent) : NULL;
-        if (node != NULL) {
+        if (api_node != NULL) {
                 const char *k;
                 json_t *v;
-                json_object_foreach(json_object_get(json_object_get(node, "status"), "allocatable"),
-                                    k, v)
+                json_object_foreach(
+                    json_object_get(json_object_get(api_node, "status"), "allocatable"), k, v)
                 {
                         int64_t q = 0;
                         cleanup_error ck_error_t e = NULL;
@@ -406,9 +405,11 @@ static bool admit_under_pressure(struct kubelet *kl, struct pod_record *r)
         return false;
 }
 
-json_t *kl_admission_node(struct kubelet *kl)
+json_t *kl_admission_node(struct kubelet *kl, bool *from_api)
 {
         json_t *node = kl->node_agent ? node_agent_get_node(kl->node_agent) : NULL;
+        if (from_api)
+                *from_api = node != NULL;
         if (node != NULL)
                 return node;
         return json_pack("{s:{s:s, s:o}}", "metadata", "name", kl->cfg->node_name, "labels",
@@ -422,8 +423,9 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         struct cm_node_resources res;
         cm_node_resources(kl->cm, &res);
         size_t n_ext = 0;
-        struct resource_count *ext = node_extended(kl, &n_ext);
-        cleanup_json json_t *node_obj = kl_admission_node(kl);
+        bool from_api = false;
+        cleanup_json json_t *node_obj = kl_admission_node(kl, &from_api);
+        struct resource_count *ext = node_extended(kl, from_api ? node_obj : NULL, &n_ext);
         struct admission_node node = {
             .name = kl->cfg->node_name,
             .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),

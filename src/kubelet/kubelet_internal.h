@@ -262,9 +262,9 @@ void kl_mirrors_free(struct kubelet *kl);
 void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update_type);
 
 /* The Node the admission checks a pod against (upstream getNodeAnyWay):
- * as the apiserver has it, else {metadata: {labels: the default labels}}.
- * A new reference. */
-json_t *kl_admission_node(struct kubelet *kl);
+ * as the apiserver has it (*from_api true; from_api may be NULL), else
+ * {metadata: {name, labels: the default labels}}.  A new reference. */
+json_t *kl_admission_node(struct kubelet *kl, bool *from_api);
 
 /* resize.c: in-place resize on the sync loop (upstream's allocation
  * manager).  A new record: its alloc pod from the checkpoint (a restarted

@@ -244,7 +244,7 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
         cleanup_json json_t *alloc = allocation(kl, r->pod->uid);
         struct cm_node_resources node;
         cm_node_resources(kl->cm, &node);
-        cleanup_json json_t *node_obj = kl_admission_node(kl);
+        cleanup_json json_t *node_obj = kl_admission_node(kl, NULL);
         struct admission_node an = {
             .name = kl->cfg->node_name,
             .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),

@@ -205,28 +205,12 @@ mirror_replaced() {
 	wait_for -t 60 -i 0.5 kpod_runtime_empty "$TEST_NS" "$mirror"
 }
 
-# constrained_pod NAME SPEC-LINES: a pod bound to the node by hand (no
-# scheduler), with SPEC-LINES (YAML at the spec's indentation) added.
-constrained_pod() {
-	kubectl apply -f - <<-YAML
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: $1, namespace: $TEST_NS}
-	spec:
-	  nodeName: $CLUSTER_NODE_NAME
-	  terminationGracePeriodSeconds: 1
-	  restartPolicy: Never
-	$2
-	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
-	YAML
-}
-
 @test "cluster node: a pod bound by hand to the node it does not fit is refused with NodeAffinity (the Node's labels, an admin's among them)" {
 	# a label an admin gave the node: the agent reads the Node's labels
 	kubectl label node "$CLUSTER_NODE_NAME" e2e-disk=ssd --overwrite
 	sleep 2 # the agent's watch of its Node
-	constrained_pod wrong-disk '  nodeSelector: {e2e-disk: hdd}'
-	constrained_pod right-disk '  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: e2e-disk, operator: In, values: [ssd, nvme]}]}]}}}'
+	bound_pod wrong-disk 1 'sleep 3600' Never '' '  nodeSelector: {e2e-disk: hdd}'
+	bound_pod right-disk 1 'sleep 3600' Never '' '  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: e2e-disk, operator: In, values: [ssd, nvme]}]}]}}}'
 	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" wrong-disk Failed
 	[ "$(kpod_field "$TEST_NS" wrong-disk '{.status.reason}')" = NodeAffinity ]
 	[ "$(kpod_field "$TEST_NS" wrong-disk '{.status.message}')" = "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" ]

@@ -239,12 +239,13 @@ cluster_file_setup() {
 	create_test_namespace "$TEST_NS"
 }
 
-# bound_pod NAME [GRACE] [COMMAND] [RESTART_POLICY] [IMAGE]: a pod of
+# bound_pod NAME [GRACE] [COMMAND] [RESTART_POLICY] [IMAGE] [SPEC]: a pod of
 # TEST_NS bound to the node (no scheduler), with terminationGracePeriodSeconds
 # GRACE (default 5), restartPolicy RESTART_POLICY (default Always), one
 # container "main" of IMAGE (default localhost/busybox:1.35) running the
 # shell COMMAND (default: a loop that exits at once on SIGTERM; `sleep 3600`
-# alone is PID 1 and ignores it).
+# alone is PID 1 and ignores it), and SPEC: more lines of the spec (YAML
+# indented by two spaces, e.g. '  nodeSelector: {a: b}').
 bound_pod() {
 	local cmd=${3:-'trap "exit 0" TERM; while :; do sleep 1; done'}
 	kubectl apply -f - <<-YAML
@@ -255,6 +256,7 @@ bound_pod() {
 	  nodeName: $CLUSTER_NODE_NAME
 	  terminationGracePeriodSeconds: ${2:-5}
 	  restartPolicy: ${4:-Always}
+	${6:-}
 	  containers:
 	  - name: main
 	    image: ${5:-localhost/busybox:1.35}
