@@ -5,13 +5,19 @@
 VERSION     := 0.1.0
 BUILD       ?= build
 CC          ?= gcc
-PKGS        := libnghttp2 libprotobuf-c jansson yaml-0.1 libssl libcrypto libcurl zlib libsystemd
-PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS        := libnghttp2 libprotobuf-c jansson yaml-0.1 libssl libcrypto zlib
+# libsystemd: headers only; the agent loads it when the systemd cgroup driver
+# is used (src/cm/sdbus.c)
+PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) libsystemd 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN        := -Wall -Wextra -Werror -Wno-format-zero-length -Wno-missing-field-initializers
 BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(WARN) -DCK_VERSION=\"$(VERSION)\"
 CFLAGS      ?= -O2 -g
 LIBS         = $(PKG_LIBS) -lpthread -lm
+# The unit tests of the kubelet's HTTP server use libcurl as its client (a
+# client that is not the project's own), the fake systemd sd-bus's server
+# side; the agent links neither.
+TEST_LIBS    = $(shell pkg-config --libs libcurl libsystemd 2>/dev/null) -lcmocka
 
 # The protobuf code (CRI, device plugins) is generated from the project's
 # own proto/*.proto.
@@ -64,7 +70,7 @@ images: $(BUILD)/pause
 # Unit tests: each file its own binary (its own process), cmocka runner.
 $(BUILD)/unit/%: test/unit/%.c $(BUILD)/libckubelet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/libckubelet.a $(LIBS) -lcmocka
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/libckubelet.a $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/asan/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -77,7 +83,7 @@ $(BUILD)/asan/libckubelet.a: $(ASAN_OBJS)
 	ar rcs $@ $^
 $(BUILD)/asan/unit/%: test/unit/%.c $(BUILD)/asan/libckubelet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/asan/libckubelet.a $(LIBS) -lcmocka
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $(PKG_CFLAGS) -Itest/unit -MMD -MP $< -o $@ $(BUILD)/asan/libckubelet.a $(LIBS) $(TEST_LIBS)
 
 # Fuzz targets: clang + libFuzzer; the library is built once, instrumented.
 FUZZ_CFLAGS := $(BASE_CFLAGS) -Wno-unused-command-line-argument -O1 -g $(PKG_CFLAGS)

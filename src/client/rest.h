@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A REST client for the Kubernetes apiserver (the parts of upstream
- * k8s.io/client-go/rest the kubelet uses), JSON only, over libcurl.
+ * k8s.io/client-go/rest the kubelet uses), JSON only, over the project's
+ * HTTP/1.1 client (http/http_client.h).
  *
  * One client is one connection kept alive between requests: a client
  * belongs to one thread at a time (create one per thread); the rate
@@ -12,8 +13,9 @@
  * its host name or tls_server_name; the client certificate and key and the
  * bearer token authenticate.  Every request carries
  * "User-Agent: kubelet/v1.35.0 (<os>/<arch>) ckubelet" and
- * "Accept: application/json".  No proxy is used (NO_PROXY=*), no redirect
- * is followed, HTTP/1.1.
+ * "Accept: application/json".  No proxy is used, no redirect
+ * is followed, HTTP/1.1; answers are asked for gzip and decoded, as Go's
+ * transport does.
  *
  * Errors (ck_error_t): the code (err->code) is the HTTP status when the
  * apiserver answered (>= 100), else one of enum rest_error_code.  The
@@ -51,8 +53,8 @@ struct rest_client;
 
 /* A new client for cfg (copied: cfg may be freed after the call) that takes
  * a token from rl (borrowed, may be NULL: no limit) before every request.
- * Errors: a server URL libcurl cannot parse, a libcurl without the needed
- * TLS support. */
+ * Errors: a server URL that is not http(s), TLS material that does not
+ * load. */
 int rest_client_new(const struct rest_config *cfg, struct rest_ratelimiter *rl,
                     struct rest_client **out, ck_error_t *err);
 void rest_client_free(struct rest_client *c);

@@ -4,6 +4,7 @@
  * ResourcesProperties derive from the resources), over sd-bus. */
 #include "cm/systemd.h"
 #include "cm/cm.h"
+#include "cm/sdbus.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -22,6 +23,9 @@
 #define JOB_TIMEOUT_USEC (30ULL * 1000 * 1000)
 #define UNLIMITED UINT64_MAX
 
+/* sd-bus, loaded by the first cm_systemd_open */
+static const struct sdbus_api *sdb;
+
 struct cm_systemd {
         char *address;
         sd_bus *bus;
@@ -38,7 +42,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         struct cm_systemd *sd = userdata;
         uint32_t id;
         const char *job, *unit, *result;
-        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0)
+        if (sdb->message_read(m, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
         if (sd->wait_job && strcmp(job, sd->wait_job) == 0 && sd->result == NULL)
                 sd->result = xstrdup(result);
@@ -47,8 +51,8 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 
 static void disconnect(struct cm_systemd *sd)
 {
-        sd->job_removed = sd_bus_slot_unref(sd->job_removed);
-        sd->bus = sd_bus_flush_close_unref(sd->bus);
+        sd->job_removed = sdb->bus_slot_unref(sd->job_removed);
+        sd->bus = sdb->bus_flush_close_unref(sd->bus);
 }
 
 /* Connects (again: systemd's daemon-reexec or restart closes the
@@ -58,34 +62,34 @@ static int connect_bus(struct cm_systemd *sd, ck_error_t *err)
         if (sd->bus != NULL) {
                 /* what came meanwhile (old job signals; the end of the
                  * connection, which marks the bus closed) */
-                while (sd_bus_process(sd->bus, NULL) > 0)
+                while (sdb->bus_process(sd->bus, NULL) > 0)
                         ;
-                if (sd_bus_is_open(sd->bus) > 0)
+                if (sdb->bus_is_open(sd->bus) > 0)
                         return 0;
                 LOG_INFO(2, "Reconnecting to systemd", "address=\"%s\"", sd->address);
         }
         disconnect(sd);
-        int r = sd_bus_new(&sd->bus);
+        int r = sdb->bus_new(&sd->bus);
         if (r >= 0)
-                r = sd_bus_set_address(sd->bus, sd->address);
+                r = sdb->bus_set_address(sd->bus, sd->address);
         if (r >= 0)
-                r = sd_bus_start(sd->bus);
+                r = sdb->bus_start(sd->bus);
         if (r < 0) {
                 disconnect(sd);
                 return ck_error_make(err, -r,
                                      "connect to systemd at %s (is systemd the init system?): %s",
                                      sd->address, strerror(-r));
         }
-        r = sd_bus_match_signal(sd->bus, &sd->job_removed, NULL, SD_PATH, SD_MANAGER, "JobRemoved",
-                                on_job_removed, sd);
+        r = sdb->bus_match_signal(sd->bus, &sd->job_removed, NULL, SD_PATH, SD_MANAGER,
+                                  "JobRemoved", on_job_removed, sd);
         sd_bus_error e = SD_BUS_ERROR_NULL;
         if (r >= 0)
-                r = sd_bus_call_method(sd->bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e, NULL,
-                                       "");
+                r = sdb->bus_call_method(sd->bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e,
+                                         NULL, "");
         if (r < 0) {
                 ck_error_make(err, -r, "subscribe to systemd's job signals: %s",
                               e.message ? e.message : strerror(-r));
-                sd_bus_error_free(&e);
+                sdb->error_free(&e);
                 disconnect(sd);
                 return -1;
         }
@@ -94,6 +98,8 @@ static int connect_bus(struct cm_systemd *sd, ck_error_t *err)
 
 int cm_systemd_open(const char *address, bool v2, struct cm_systemd **out, ck_error_t *err)
 {
+        if (sdb == NULL && (sdb = sdbus_load(err)) == NULL)
+                return ck_error_wrap(err, "cgroup driver systemd");
         struct cm_systemd *sd = xcalloc(1, sizeof(*sd));
         sd->address = xstrdup(address ? address : SYSTEMD_PRIVATE_ADDRESS);
         sd->v2 = v2;
@@ -127,7 +133,7 @@ static int wait_job(struct cm_systemd *sd, sd_bus_message *reply, const char *wh
                     const char *unit, ck_error_t *err)
 {
         const char *job;
-        int r = sd_bus_message_read(reply, "o", &job);
+        int r = sdb->message_read(reply, "o", &job);
         if (r < 0)
                 return ck_error_make(err, -r, "%s %s: bad reply: %s", what, unit, strerror(-r));
         sd->wait_job = job;
@@ -135,7 +141,7 @@ static int wait_job(struct cm_systemd *sd, sd_bus_message *reply, const char *wh
         sd->result = NULL;
         uint64_t deadline = now_usec() + JOB_TIMEOUT_USEC;
         while (sd->result == NULL) {
-                r = sd_bus_process(sd->bus, NULL);
+                r = sdb->bus_process(sd->bus, NULL);
                 if (r < 0)
                         break;
                 if (r > 0)
@@ -145,7 +151,7 @@ static int wait_job(struct cm_systemd *sd, sd_bus_message *reply, const char *wh
                         r = -ETIMEDOUT;
                         break;
                 }
-                r = sd_bus_wait(sd->bus, deadline - now);
+                r = sdb->bus_wait(sd->bus, deadline - now);
                 if (r < 0)
                         break;
         }
@@ -176,30 +182,30 @@ static int append_resources(struct cm_systemd *sd, sd_bus_message *m,
 {
         int r = 0;
         if (res->has_cpu_shares)
-                r = sd->v2 ? sd_bus_message_append(m, "(sv)", "CPUWeight", "t",
-                                                   cm_cpu_shares_to_weight(res->cpu_shares))
-                           : sd_bus_message_append(m, "(sv)", "CPUShares", "t", res->cpu_shares);
+                r = sd->v2 ? sdb->message_append(m, "(sv)", "CPUWeight", "t",
+                                                 cm_cpu_shares_to_weight(res->cpu_shares))
+                           : sdb->message_append(m, "(sv)", "CPUShares", "t", res->cpu_shares);
         if (r >= 0 && res->has_cpu_quota) {
-                r = sd_bus_message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t",
-                                          quota_per_sec(res->cpu_quota, res->cpu_period));
+                r = sdb->message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t",
+                                        quota_per_sec(res->cpu_quota, res->cpu_period));
                 if (r >= 0 && res->cpu_period > 0)
-                        r = sd_bus_message_append(m, "(sv)", "CPUQuotaPeriodUSec", "t",
-                                                  res->cpu_period);
+                        r = sdb->message_append(m, "(sv)", "CPUQuotaPeriodUSec", "t",
+                                                res->cpu_period);
         }
         if (r >= 0 && res->has_memory)
-                r = sd_bus_message_append(m, "(sv)", sd->v2 ? "MemoryMax" : "MemoryLimit", "t",
-                                          res->memory > 0 ? (uint64_t)res->memory : UNLIMITED);
+                r = sdb->message_append(m, "(sv)", sd->v2 ? "MemoryMax" : "MemoryLimit", "t",
+                                        res->memory > 0 ? (uint64_t)res->memory : UNLIMITED);
         if (r >= 0 && res->has_pids_limit)
-                r = sd_bus_message_append(m, "(sv)", "TasksMax", "t",
-                                          res->pids_limit > 0 ? (uint64_t)res->pids_limit
-                                                              : UNLIMITED);
+                r = sdb->message_append(m, "(sv)", "TasksMax", "t",
+                                        res->pids_limit > 0 ? (uint64_t)res->pids_limit
+                                                            : UNLIMITED);
         return r;
 }
 
 static int call_failed(int r, sd_bus_error *e, const char *what, const char *unit, ck_error_t *err)
 {
         ck_error_make(err, -r, "%s %s: %s", what, unit, e->message ? e->message : strerror(-r));
-        sd_bus_error_free(e);
+        sdb->error_free(e);
         return -1;
 }
 
@@ -210,41 +216,41 @@ int cm_systemd_start_slice(struct cm_systemd *sd, const char *unit, const char *
                 return -1;
         sd_bus_message *m = NULL, *reply = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int r = sd_bus_message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                               "StartTransientUnit");
+        int r = sdb->message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+                                             "StartTransientUnit");
         if (r >= 0)
-                r = sd_bus_message_append(m, "ss", unit, "replace");
+                r = sdb->message_append(m, "ss", unit, "replace");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
+                r = sdb->message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)", "Description", "s",
-                                          "ckubelet pod or QoS cgroup", "Wants", "as", 1, parent,
-                                          "DefaultDependencies", "b", 0);
+                r = sdb->message_append(m, "(sv)(sv)(sv)", "Description", "s",
+                                        "ckubelet pod or QoS cgroup", "Wants", "as", 1, parent,
+                                        "DefaultDependencies", "b", 0);
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1,
-                                          "CPUAccounting", "b", 1, "TasksAccounting", "b", 1,
-                                          sd->v2 ? "IOAccounting" : "BlockIOAccounting", "b", 1);
+                r = sdb->message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1,
+                                        "CPUAccounting", "b", 1, "TasksAccounting", "b", 1,
+                                        sd->v2 ? "IOAccounting" : "BlockIOAccounting", "b", 1);
         if (r >= 0)
                 r = append_resources(sd, m, res);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sdb->message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+                r = sdb->message_append(m, "a(sa(sv))", 0);
         if (r < 0) {
-                sd_bus_message_unref(m);
+                sdb->message_unref(m);
                 return ck_error_make(err, -r, "start %s: build the call: %s", unit, strerror(-r));
         }
-        r = sd_bus_call(sd->bus, m, JOB_TIMEOUT_USEC, &e, &reply);
-        sd_bus_message_unref(m);
-        if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists")) {
+        r = sdb->bus_call(sd->bus, m, JOB_TIMEOUT_USEC, &e, &reply);
+        sdb->message_unref(m);
+        if (r < 0 && sdb->error_has_name(&e, "org.freedesktop.systemd1.UnitExists")) {
                 /* runc: a unit that exists is fine; it gets the values */
-                sd_bus_error_free(&e);
+                sdb->error_free(&e);
                 return cm_systemd_set(sd, unit, res, err);
         }
         if (r < 0)
                 return call_failed(r, &e, "start", unit, err);
         r = wait_job(sd, reply, "start", unit, err);
-        sd_bus_message_unref(reply);
+        sdb->message_unref(reply);
         return r;
 }
 
@@ -257,23 +263,23 @@ int cm_systemd_set(struct cm_systemd *sd, const char *unit, const struct cgroup_
                 return -1;
         sd_bus_message *m = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int r = sd_bus_message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                               "SetUnitProperties");
+        int r = sdb->message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+                                             "SetUnitProperties");
         if (r >= 0)
-                r = sd_bus_message_append(m, "sb", unit, 1);
+                r = sdb->message_append(m, "sb", unit, 1);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
+                r = sdb->message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = append_resources(sd, m, res);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sdb->message_close_container(m);
         if (r < 0) {
-                sd_bus_message_unref(m);
+                sdb->message_unref(m);
                 return ck_error_make(err, -r, "set properties of %s: build the call: %s", unit,
                                      strerror(-r));
         }
-        r = sd_bus_call(sd->bus, m, JOB_TIMEOUT_USEC, &e, NULL);
-        sd_bus_message_unref(m);
+        r = sdb->bus_call(sd->bus, m, JOB_TIMEOUT_USEC, &e, NULL);
+        sdb->message_unref(m);
         if (r < 0)
                 return call_failed(r, &e, "set properties of", unit, err);
         return 0;
@@ -285,15 +291,15 @@ int cm_systemd_stop(struct cm_systemd *sd, const char *unit, ck_error_t *err)
                 return -1;
         sd_bus_message *reply = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int r = sd_bus_call_method(sd->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply,
-                                   "ss", unit, "replace");
-        if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit")) {
-                sd_bus_error_free(&e);
+        int r = sdb->bus_call_method(sd->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply,
+                                     "ss", unit, "replace");
+        if (r < 0 && sdb->error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit")) {
+                sdb->error_free(&e);
                 return 0;
         }
         if (r < 0)
                 return call_failed(r, &e, "stop", unit, err);
         r = wait_job(sd, reply, "stop", unit, err);
-        sd_bus_message_unref(reply);
+        sdb->message_unref(reply);
         return r;
 }

@@ -45,7 +45,7 @@
 #ifndef CK_SERVER_HTTPD_H
 #define CK_SERVER_HTTPD_H
 
-#include "server/http_request.h"
+#include "http/http1.h"
 #include "util/error.h"
 
 #include <stdbool.h>

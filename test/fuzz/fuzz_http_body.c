@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the pure parts of a request past its head
- * (server/http_request.h) on arbitrary bytes.  The chunked decoder fed in
+ * (http/http1.h) on arbitrary bytes.  The chunked decoder fed in
  * pieces of sizes taken from the input, into output room of such sizes,
  * must give what it gives all at once and never write past its room; the
  * path decoder must agree with a plain reference; the path cleaner's
  * result must be clean (rooted, no "//", no "." or ".." segment), kept by
  * a second cleaning, and a clean path must be left as it is.
  */
-#include "server/http_request.h"
+#include "http/http1.h"
 
 #include <stdbool.h>
 #include <stdint.h>

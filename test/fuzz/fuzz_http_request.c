@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the read-only port's request-head parser on arbitrary
  * bytes.  Checks the parser's own invariants besides memory safety. */
-#include "server/http_request.h"
+#include "http/http1.h"
 
 #include <stdbool.h>
 #include <stdint.h>

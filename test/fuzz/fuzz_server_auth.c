@@ -22,7 +22,7 @@
 #include "logs/logs.h"
 #include "server/auth.h"
 #include "server/auth_internal.h"
-#include "server/http_request.h"
+#include "http/http1.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "server/http_request.h"
+#include "http/http1.h"
 #include "server/httpd.h"
 #include "server/router.h"
 #include "server/selfsigned.h"

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The pure parts of HTTP/1.x request parsing for the kubelet's HTTP server
- * (server/httpd.h): the request head (RFC 9112 request line and header
- * fields), the path (percent-decoding, Go's ServeMux cleaning) and the
- * chunked transfer coding of a body.
+ * The pure parts of HTTP/1.x, shared by the kubelet's HTTP server
+ * (server/httpd.h) and the HTTP client (http/http_client.h): the request
+ * head (RFC 9112 request line and header fields), the response head (status
+ * line and header fields), the path (percent-decoding, Go's ServeMux
+ * cleaning) and the chunked transfer coding of a body.
  *
  * Pure: no I/O, safe on arbitrary bytes; only the path functions allocate
- * (fuzzed by test/fuzz/fuzz_http_request.c and fuzz_http_body.c).
+ * (fuzzed by test/fuzz/fuzz_http_request.c, fuzz_http_body.c and
+ * fuzz_http_response.c).
  */
-#ifndef CK_SERVER_HTTP_REQUEST_H
-#define CK_SERVER_HTTP_REQUEST_H
+#ifndef CK_HTTP_HTTP1_H
+#define CK_HTTP_HTTP1_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,7 +66,34 @@ bool http_request_header(const char *buf, const struct http_request *req, const 
 bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
                               size_t *pos, const char **val, size_t *len);
 
-/* The chunked transfer coding (RFC 9112 7.1) of a request body, decoded
+/* A parsed response head.  Pointers borrow from the parsed buffer. */
+struct http_response {
+        int status;         /* 100..999 */
+        int version_minor;  /* HTTP/1.<minor>: 0 or 1 */
+        const char *reason; /* the reason phrase (may be empty) */
+        size_t reason_len;
+        size_t n_headers;
+        bool has_content_length;
+        uint64_t content_length;
+        bool chunked;    /* Transfer-Encoding names chunked */
+        size_t head_len; /* bytes of the head, terminating blank line included */
+};
+
+/* Parses the response head at the start of buf[0..len), as
+ * http_parse_request does a request's: a status line "HTTP/1.x NNN reason"
+ * (three digits, 100..999), then header fields.  Rejects what it rejects in
+ * header fields (and a Content-Length that is not a number or repeats with
+ * another value). */
+enum http_parse_result http_parse_response(const char *buf, size_t len, struct http_response *resp);
+
+/* http_request_header_next / http_request_header for a response head that
+ * http_parse_response parsed OK from buf. */
+bool http_response_header_next(const char *buf, const struct http_response *resp, const char *name,
+                               size_t *pos, const char **val, size_t *len);
+bool http_response_header(const char *buf, const struct http_response *resp, const char *name,
+                          const char **val, size_t *len);
+
+/* The chunked transfer coding (RFC 9112 7.1) of a body, decoded
  * as it arrives.  Start from a zeroed struct. */
 struct http_chunked {
         int state;

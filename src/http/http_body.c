@@ -4,7 +4,7 @@
  * and Go's ServeMux path cleaning) and the chunked transfer coding
  * (RFC 9112 7.1).  No I/O; fuzzed by test/fuzz/fuzz_http_body.c.
  */
-#include "server/http_request.h"
+#include "http/http1.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>

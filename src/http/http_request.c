@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "server/http_request.h"
+#include "http/http1.h"
 
 #include <string.h>
 #include <strings.h>
@@ -150,7 +150,14 @@ static enum http_parse_result parse_request_line(const char *l, size_t n, struct
         return HTTP_PARSE_OK;
 }
 
-static enum http_parse_result parse_header(const char *l, size_t n, struct http_request *req)
+/* What the framing of a message needs from its header fields. */
+struct framing {
+        bool has_content_length;
+        uint64_t content_length;
+        bool chunked;
+};
+
+static enum http_parse_result parse_header(const char *l, size_t n, struct framing *f)
 {
         /* obs-fold (a line starting with whitespace) is rejected (RFC 9112 5.2). */
         if (l[0] == ' ' || l[0] == '\t')
@@ -177,15 +184,90 @@ static enum http_parse_result parse_header(const char *l, size_t n, struct http_
                 uint64_t cl;
                 if (!parse_content_length(v, vn, &cl))
                         return HTTP_PARSE_BAD;
-                if (req->has_content_length && req->content_length != cl)
+                if (f->has_content_length && f->content_length != cl)
                         return HTTP_PARSE_BAD;
-                req->has_content_length = true;
-                req->content_length = cl;
+                f->has_content_length = true;
+                f->content_length = cl;
         } else if (ascii_ieq(l, name_len, "transfer-encoding")) {
                 if (value_has_chunked(v, vn))
-                        req->chunked = true;
+                        f->chunked = true;
         }
         return HTTP_PARSE_OK;
+}
+
+/* The header fields from p (just past the start line) to the blank line
+ * ending the head: their count, the framing, and the head's length from buf. */
+static enum http_parse_result parse_fields(const char *buf, const char *p, const char *end,
+                                           size_t *n_headers, struct framing *f, size_t *head_len)
+{
+        for (;;) {
+                size_t n = 0;
+                bool bad = false;
+                const char *next = next_line(p, end, &n, &bad);
+                if (bad)
+                        return HTTP_PARSE_BAD;
+                if (next == NULL)
+                        return HTTP_PARSE_INCOMPLETE;
+                if (n == 0) {
+                        *head_len = (size_t)(next - buf);
+                        return HTTP_PARSE_OK;
+                }
+                if (++*n_headers > HTTP_MAX_HEADERS)
+                        return HTTP_PARSE_BAD;
+                if (parse_header(p, n, f) != HTTP_PARSE_OK)
+                        return HTTP_PARSE_BAD;
+                p = next;
+        }
+}
+
+/* "HTTP/1.x NNN reason" */
+static enum http_parse_result parse_status_line(const char *l, size_t n, struct http_response *resp)
+{
+        if (n < 12 || memcmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') || l[8] != ' ')
+                return HTTP_PARSE_BAD;
+        resp->version_minor = l[7] - '0';
+        int status = 0;
+        for (size_t i = 9; i < 12; i++) {
+                if (l[i] < '0' || l[i] > '9')
+                        return HTTP_PARSE_BAD;
+                status = status * 10 + (l[i] - '0');
+        }
+        if (status < 100)
+                return HTTP_PARSE_BAD;
+        resp->status = status;
+        if (n > 12 && l[12] != ' ')
+                return HTTP_PARSE_BAD;
+        resp->reason = n > 13 ? l + 13 : l + n;
+        resp->reason_len = n > 13 ? n - 13 : 0;
+        for (size_t i = 0; i < resp->reason_len; i++)
+                if (!is_value_char((unsigned char)resp->reason[i]))
+                        return HTTP_PARSE_BAD;
+        return HTTP_PARSE_OK;
+}
+
+enum http_parse_result http_parse_response(const char *buf, size_t len, struct http_response *resp)
+{
+        memset(resp, 0, sizeof(*resp));
+        const char *end = buf + len;
+        size_t n = 0;
+        bool bad = false;
+        const char *next = next_line(buf, end, &n, &bad);
+        if (bad)
+                return HTTP_PARSE_BAD;
+        if (next == NULL) {
+                /* judged early: a server that is not speaking HTTP/1 */
+                size_t k = len < 5 ? len : 5;
+                return memcmp(buf, "HTTP/", k) == 0 ? HTTP_PARSE_INCOMPLETE : HTTP_PARSE_BAD;
+        }
+        if (parse_status_line(buf, n, resp) != HTTP_PARSE_OK)
+                return HTTP_PARSE_BAD;
+        struct framing f = {0};
+        enum http_parse_result r =
+            parse_fields(buf, next, end, &resp->n_headers, &f, &resp->head_len);
+        resp->has_content_length = f.has_content_length;
+        resp->content_length = f.content_length;
+        resp->chunked = f.chunked;
+        return r;
 }
 
 enum http_parse_result http_parse_request(const char *buf, size_t len, struct http_request *req)
@@ -216,24 +298,13 @@ enum http_parse_result http_parse_request(const char *buf, size_t len, struct ht
         }
         if (parse_request_line(p, n, req) != HTTP_PARSE_OK)
                 return HTTP_PARSE_BAD;
-        p = next;
-
-        for (;;) {
-                next = next_line(p, end, &n, &bad);
-                if (bad)
-                        return HTTP_PARSE_BAD;
-                if (next == NULL)
-                        return HTTP_PARSE_INCOMPLETE;
-                if (n == 0)
-                        break;
-                if (++req->n_headers > HTTP_MAX_HEADERS)
-                        return HTTP_PARSE_BAD;
-                if (parse_header(p, n, req) != HTTP_PARSE_OK)
-                        return HTTP_PARSE_BAD;
-                p = next;
-        }
-        req->head_len = (size_t)(next - buf);
-        return HTTP_PARSE_OK;
+        struct framing f = {0};
+        enum http_parse_result r =
+            parse_fields(buf, next, end, &req->n_headers, &f, &req->head_len);
+        req->has_content_length = f.has_content_length;
+        req->content_length = f.content_length;
+        req->chunked = f.chunked;
+        return r;
 }
 
 bool http_request_method_is(const struct http_request *req, const char *m)
@@ -251,14 +322,14 @@ bool http_request_path_is(const struct http_request *req, const char *p)
 /* The header lines of a head that parsed OK: skips the empty lines before
  * the request line and the request line itself; returns the offset of the
  * first header line. */
-static size_t first_header_offset(const char *buf, const struct http_request *req)
+static size_t first_header_offset(const char *buf, size_t head_len)
 {
         const char *p = buf;
-        const char *end = buf + req->head_len;
+        const char *end = buf + head_len;
         for (;;) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
                 if (nl == NULL)
-                        return req->head_len;
+                        return head_len;
                 bool empty = nl == p || (nl == p + 1 && p[0] == '\r');
                 p = nl + 1;
                 if (!empty)
@@ -266,13 +337,15 @@ static size_t first_header_offset(const char *buf, const struct http_request *re
         }
 }
 
-bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
-                              size_t *pos, const char **val, size_t *len)
+/* The next field named `name` in the head buf[0..head_len) from *pos (0:
+ * the first field line). */
+static bool head_field_next(const char *buf, size_t head_len, const char *name, size_t *pos,
+                            const char **val, size_t *len)
 {
         size_t off = *pos;
         if (off == 0)
-                off = first_header_offset(buf, req);
-        const char *end = buf + req->head_len;
+                off = first_header_offset(buf, head_len);
+        const char *end = buf + head_len;
         const char *p = buf + off;
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -297,8 +370,27 @@ bool http_request_header_next(const char *buf, const struct http_request *req, c
                 }
                 p = next;
         }
-        *pos = req->head_len;
+        *pos = head_len;
         return false;
+}
+
+bool http_request_header_next(const char *buf, const struct http_request *req, const char *name,
+                              size_t *pos, const char **val, size_t *len)
+{
+        return head_field_next(buf, req->head_len, name, pos, val, len);
+}
+
+bool http_response_header_next(const char *buf, const struct http_response *resp, const char *name,
+                               size_t *pos, const char **val, size_t *len)
+{
+        return head_field_next(buf, resp->head_len, name, pos, val, len);
+}
+
+bool http_response_header(const char *buf, const struct http_response *resp, const char *name,
+                          const char **val, size_t *len)
+{
+        size_t pos = 0;
+        return http_response_header_next(buf, resp, name, &pos, val, len);
 }
 
 bool http_request_header(const char *buf, const struct http_request *req, const char *name,
