@@ -13,7 +13,7 @@ PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN        := -Wall -Wextra -Werror -Wno-format-zero-length -Wno-missing-field-initializers
 BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(WARN) -DCK_VERSION=\"$(VERSION)\"
 CFLAGS      ?= -O2 -g
-LIBS         = $(PKG_LIBS) -lpthread -lm
+LIBS         = $(PKG_LIBS) -lpthread -lm -ldl
 # The unit tests of the kubelet's HTTP server use libcurl as its client (a
 # client that is not the project's own), the fake systemd sd-bus's server
 # side; the agent links neither.

@@ -104,7 +104,7 @@ int rest_client_new(const struct rest_config *cfg, struct rest_ratelimiter *rl,
             .connect_timeout_ms = REST_CONNECT_TIMEOUT_MS,
         };
         c->http = http_client_new(u.host, u.port, &o);
-        c->host_header = http_join_host_port(u.host, u.port);
+        c->host_header = xstrdup(u.authority);
         c->url_host = authority_of(cfg->server);
         size_t pn = strcspn(u.target, "?");
         while (pn > 0 && u.target[pn - 1] == '/')

@@ -32,6 +32,10 @@
  * kubelet talks to sends more than a few KB). */
 #define HTTP_MAX_HEAD (1 << 20)
 #define HTTP_POLL_SLICE_MS 1000
+/* client-go's TLSHandshakeTimeout */
+#define HTTP_TLS_HANDSHAKE_MS 10000
+/* informational answers taken before the real one (Go: 5) */
+#define HTTP_MAX_1XX 5
 
 enum body_mode {
         BODY_NONE,    /* no body (HEAD, 1xx, 204, 304) or read to its end */
@@ -64,6 +68,9 @@ struct http_client {
         z_stream z;
         bool z_live;
         char *zin; /* framed body bytes waiting for inflate */
+
+        /* the names of a server certificate refused for its name */
+        char *mismatch_names;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -133,6 +140,7 @@ void http_client_free(struct http_client *c)
         free(c->host);
         free(c->port);
         free(c->tls_name);
+        free(c->mismatch_names);
         free(c);
 }
 
@@ -229,7 +237,23 @@ static int tls_step(struct http_client *c, int rc, int64_t deadline, const char 
         if (e == SSL_ERROR_SYSCALL && errno != 0)
                 return ck_error_make_code(err, HTTP_ERR_TRANSPORT, "%s: %s", what, strerror(errno));
         if (e == SSL_ERROR_SSL) {
-                long v = SSL_get_verify_result(c->ssl);
+                long v = SSL_get_verify_mode(c->ssl) & SSL_VERIFY_PEER
+                             ? SSL_get_verify_result(c->ssl)
+                             : X509_V_OK;
+                if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+                        const char *want = c->tls_name ? c->tls_name : c->host;
+                        const char *names = c->mismatch_names ? c->mismatch_names : "";
+                        if (names[0] == '\0')
+                                return fail(err, HTTP_ERR_TRANSPORT,
+                                            "%s: tls: failed to verify certificate: x509: "
+                                            "certificate is not valid for any names, but wanted "
+                                            "to match %s",
+                                            what, want);
+                        return fail(err, HTTP_ERR_TRANSPORT,
+                                    "%s: tls: failed to verify certificate: x509: certificate is "
+                                    "valid for %s, not %s",
+                                    what, names, want);
+                }
                 if (v != X509_V_OK) {
                         cleanup_free char *why = verify_message(v);
                         return fail(err, HTTP_ERR_TRANSPORT,
@@ -246,6 +270,21 @@ static bool is_ip_literal(const char *host)
         return inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1;
 }
 
+/* The handshake's certificate check: OpenSSL's verdict, and for a name
+ * mismatch the names the leaf holds, kept for the message. */
+static int verify_cb(int ok, X509_STORE_CTX *x)
+{
+        int e = X509_STORE_CTX_get_error(x);
+        if (ok || (e != X509_V_ERR_HOSTNAME_MISMATCH && e != X509_V_ERR_IP_ADDRESS_MISMATCH))
+                return ok;
+        SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+        struct http_client *c = ssl ? SSL_get_app_data(ssl) : NULL;
+        X509 *leaf = X509_STORE_CTX_get_current_cert(x);
+        if (c != NULL && leaf != NULL && c->mismatch_names == NULL)
+                c->mismatch_names = cert_names(leaf);
+        return ok;
+}
+
 static int tls_open(struct http_client *c, int64_t deadline, ck_error_t *err)
 {
         const char *name = c->tls_name ? c->tls_name : c->host;
@@ -253,38 +292,33 @@ static int tls_open(struct http_client *c, int64_t deadline, ck_error_t *err)
         c->ssl = SSL_new(c->o.tls);
         if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
                 return fail(err, HTTP_ERR_TRANSPORT, "TLS handshake: %s", ssl_reason());
+        SSL_set_app_data(c->ssl, c);
         if (!is_ip_literal(name))
                 SSL_set_tlsext_host_name(c->ssl, name);
+        if (SSL_get_verify_mode(c->ssl) & SSL_VERIFY_PEER) {
+                /* checked in the handshake, before the client certificate
+                 * is shown; as Go's x509: the SANs only, no partial wildcards */
+                X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
+                X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT |
+                                                        X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+                int ok = is_ip_literal(name) ? X509_VERIFY_PARAM_set1_ip_asc(vp, name)
+                                             : X509_VERIFY_PARAM_set1_host(vp, name, 0);
+                if (ok != 1)
+                        return fail(err, HTTP_ERR_TRANSPORT,
+                                    "TLS handshake: a server name OpenSSL refuses: %s", name);
+                SSL_set_verify(c->ssl, SSL_VERIFY_PEER, verify_cb);
+        }
+        free(c->mismatch_names);
+        c->mismatch_names = NULL;
         for (;;) {
                 ERR_clear_error();
                 errno = 0;
                 int rc = SSL_connect(c->ssl);
                 if (rc == 1)
-                        break;
+                        return 0;
                 if (tls_step(c, rc, deadline, "TLS handshake", err) < 0)
                         return -1;
         }
-        if (!(SSL_CTX_get_verify_mode(c->o.tls) & SSL_VERIFY_PEER))
-                return 0;
-        /* the chain was verified in the handshake; the name is checked
-         * here, before a byte of the request, so that the error can say
-         * which names the certificate holds (as Go's x509) */
-        X509 *peer = SSL_get0_peer_certificate(c->ssl);
-        int ok = peer == NULL          ? 0
-                 : is_ip_literal(name) ? X509_check_ip_asc(peer, name, 0)
-                                       : X509_check_host(peer, name, 0, 0, NULL);
-        if (ok == 1)
-                return 0;
-        cleanup_free char *names = peer ? cert_names(peer) : xstrdup("");
-        if (names[0] == '\0')
-                return fail(err, HTTP_ERR_TRANSPORT,
-                            "TLS handshake: tls: failed to verify certificate: x509: certificate "
-                            "is not valid for any names, but wanted to match %s",
-                            name);
-        return fail(err, HTTP_ERR_TRANSPORT,
-                    "TLS handshake: tls: failed to verify certificate: x509: certificate is "
-                    "valid for %s, not %s",
-                    names, name);
 }
 
 static int conn_open(struct http_client *c, int64_t deadline, ck_error_t *err)
@@ -318,7 +352,10 @@ static int conn_open(struct http_client *c, int64_t deadline, ck_error_t *err)
                 (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s, sizeof(s));
                 (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s, sizeof(s));
         }
-        if (c->o.tls && tls_open(c, deadline, err) < 0) {
+        int64_t hs_deadline = fs_now_mono_ms() + HTTP_TLS_HANDSHAKE_MS;
+        if (deadline > 0 && deadline < hs_deadline)
+                hs_deadline = deadline;
+        if (c->o.tls && tls_open(c, hs_deadline, err) < 0) {
                 conn_close(c);
                 return -1;
         }
@@ -382,6 +419,11 @@ static int conn_write(struct http_client *c, const char *data, size_t len, int64
 static ssize_t conn_fill(struct http_client *c, size_t limit, int64_t deadline, const char *what,
                          ck_error_t *err)
 {
+        /* a server that keeps sending does not outlast the deadline */
+        if (deadline > 0 && fs_now_mono_ms() >= deadline)
+                return fail(err, HTTP_ERR_TIMEOUT, "%s: timeout", what);
+        if (c->o.stop && atomic_load(c->o.stop))
+                return fail(err, HTTP_ERR_STOPPED, "%s: stopped", what);
         if (c->pos > 0 && c->pos == c->len)
                 c->pos = c->len = 0;
         if (c->cap - c->len < HTTP_READ_CHUNK / 2) {
@@ -446,7 +488,7 @@ static bool method_has_body(const char *m)
 
 static char *request_head(const struct http_request_spec *r)
 {
-        size_t cap = 256 + strlen(r->target) + strlen(r->host);
+        size_t cap = 256 + strlen(r->method) + strlen(r->target) + strlen(r->host);
         for (size_t i = 0; i < r->n_headers; i++)
                 cap += strlen(r->headers[i].name) + strlen(r->headers[i].value) + 4;
         char *h = xmalloc(cap);
@@ -479,6 +521,8 @@ static int read_head(struct http_client *c, int64_t deadline, struct http_answer
                         if (r == HTTP_PARSE_OK) {
                                 a->status = a->parsed.status;
                                 a->head = xstrndup(c->buf + c->pos, a->parsed.head_len);
+                                /* the parsed pointers into the head's copy */
+                                a->parsed.reason = a->head + (a->parsed.reason - (c->buf + c->pos));
                                 c->pos += a->parsed.head_len;
                                 return 1;
                         }
@@ -511,7 +555,10 @@ static int start_body(struct http_client *c, const struct http_request_spec *req
 {
         const struct http_response *p = &a->parsed;
         cleanup_free char *conn = http_answer_header(a, "Connection");
-        c->keep = c->o.keep_alive && p->version_minor == 1 && !(conn && token_in(conn, "close"));
+        /* kept: HTTP/1.1 without "Connection: close", not switched to
+         * another protocol, framing that is not ambiguous */
+        c->keep = c->o.keep_alive && p->version_minor == 1 && !(conn && token_in(conn, "close")) &&
+                  p->status != 101 && !(p->chunked && p->has_content_length);
         c->body_done = false;
         memset(&c->chunked, 0, sizeof(c->chunked));
         if (strcmp(req->method, "HEAD") == 0 || p->status < 200 || p->status == 204 ||
@@ -567,10 +614,15 @@ int http_client_send(struct http_client *c, const struct http_request_spec *req,
                         rc = conn_write(c, req->body, req->body_len, deadline_ms, err);
                 /* 1xx answers (100 Continue, 103 Early Hints) precede the
                  * real one; 101 ends HTTP/1 on the connection */
-                while (rc == 0) {
+                for (int informational = 0; rc == 0;) {
                         rc = read_head(c, deadline_ms, a, err);
                         if (rc == 1 && a->status >= 100 && a->status < 200 && a->status != 101) {
                                 http_answer_clear(a);
+                                if (++informational > HTTP_MAX_1XX) {
+                                        rc = fail(err, HTTP_ERR_PROTOCOL,
+                                                  "read answer: too many 1xx responses");
+                                        break;
+                                }
                                 rc = 0;
                                 continue;
                         }
@@ -659,7 +711,7 @@ ssize_t http_client_read(struct http_client *c, char *buf, size_t cap, int64_t d
         if (!c->gzip)
                 return read_framed(c, buf, cap, deadline_ms, err);
         for (;;) {
-                if (!c->z_live)
+                if (!c->z_live || cap == 0)
                         return 0;
                 c->z.next_out = (Bytef *)buf;
                 c->z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
@@ -685,6 +737,12 @@ ssize_t http_client_read(struct http_client *c, char *buf, size_t cap, int64_t d
                 ssize_t n = read_framed(c, c->zin, HTTP_READ_CHUNK, deadline_ms, err);
                 if (n < 0)
                         return -1;
+                if (n == 0 && c->z.total_in == 0) {
+                        /* an empty body: nothing to decode (as Go) */
+                        inflateEnd(&c->z);
+                        c->z_live = false;
+                        return 0;
+                }
                 if (n == 0)
                         return fail(err, HTTP_ERR_TRANSPORT, "read body: gzip: unexpected EOF");
                 c->z.next_in = (Bytef *)c->zin;
@@ -746,6 +804,9 @@ static int load_ca(SSL_CTX *ctx, const char *pem, size_t len, ck_error_t *err)
                 return fail(err, 0, "certificate authority: %s",
                             n == 0 ? "no certificate found" : "cannot add a certificate");
         }
+        /* any certificate of the bundle is a trust anchor, an intermediate
+         * too, as Go's x509 pool */
+        X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN);
         SSL_CTX_set_cert_store(ctx, store); /* only this CA, as client-go */
         return 0;
 }

@@ -45,10 +45,11 @@ enum http_error_code {
 
 /* An absolute http or https URL, split. */
 struct http_url {
-        char *scheme; /* "http" or "https", lower case */
-        char *host;   /* without the brackets of an IPv6 literal */
-        char *port;   /* decimal; the scheme's default when the URL names none */
-        char *target; /* path and query as they came ("/" when empty), no fragment */
+        char *scheme;    /* "http" or "https", lower case */
+        char *host;      /* without the brackets of an IPv6 literal */
+        char *port;      /* decimal; the scheme's default when the URL names none */
+        char *authority; /* host[:port] as the URL has it (the Host header) */
+        char *target;    /* path and query as they came ("/" when empty), no fragment */
 };
 
 /* Splits url (scheme://host[:port][/path][?query][#fragment]; userinfo

@@ -19,6 +19,7 @@ void http_url_clear(struct http_url *u)
         free(u->scheme);
         free(u->host);
         free(u->port);
+        free(u->authority);
         free(u->target);
         memset(u, 0, sizeof(*u));
 }
@@ -109,6 +110,7 @@ int http_url_parse(const char *url, struct http_url *u, ck_error_t *err)
         u->scheme = xstrdup(https ? "https" : "http");
         u->host = xstrndup(host, hn);
         u->port = pn > 0 ? xstrndup(port, pn) : xstrdup(https ? "443" : "80");
+        u->authority = xstrndup(auth, an);
         u->target = tn == 0            ? xstrdup("/")
                     : target[0] == '?' ? xasprintf("/%.*s", (int)tn, target)
                                        : xstrndup(target, tn);

@@ -116,16 +116,17 @@ static int build_headers(const struct handler *h, bool hook, struct headers *out
         return 0;
 }
 
-/* The path as Go's URL.String() sends it: bytes that cannot appear in a
- * request target percent-encoded. */
+/* The path as upstream's formatURL makes it (url.Parse, then String()):
+ * a fragment dropped, bytes that cannot appear in a request target
+ * percent-encoded. */
 static char *escape_path(const char *path)
 {
-        size_t n = strlen(path);
+        size_t n = strcspn(path, "#");
         char *out = xmalloc(n * 3 + 1);
         size_t o = 0;
         for (size_t i = 0; i < n; i++) {
                 unsigned char ch = (unsigned char)path[i];
-                if (ch <= 0x20 || ch >= 0x7f || ch == '#') {
+                if (ch <= 0x20 || ch >= 0x7f) {
                         o += (size_t)sprintf(out + o, "%%%02X", ch);
                 } else {
                         out[o++] = (char)ch;
@@ -215,7 +216,7 @@ static void do_get(const char *url, const struct headers *hd, int64_t deadline, 
         struct http_request_spec req = {
             .method = "GET",
             .target = u.target,
-            .host = hd->host ? hd->host : hostport,
+            .host = hd->host ? hd->host : u.authority,
             .headers = hd->h,
             .n_headers = hd->n,
         };
