@@ -42,3 +42,30 @@ metric() { # KEY VALUE
 get_metric() { # KEY
 	sed -n "s/^$1=//p" "$METRICS" | tail -n 1
 }
+
+# The upstream kubelet wants its cgroupRoot in every hierarchy before it
+# starts (ckubelet makes it): made for both, cpuset's CPUs and memory nodes
+# copied from the parent as a new v1 cpuset starts with none.
+make_cgroup_root() { # CGROUP_ROOT
+	local d
+	if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+		mkdir -p "/sys/fs/cgroup$1"
+		return
+	fi
+	for d in /sys/fs/cgroup/*/; do
+		[[ -L ${d%/} ]] && continue
+		mkdir -p "$d${1#/}"
+		if [[ -f $d/cpuset.cpus ]]; then
+			cat "$d/cpuset.cpus" >"$d${1#/}/cpuset.cpus"
+			cat "$d/cpuset.mems" >"$d${1#/}/cpuset.mems"
+		fi
+	done
+}
+
+# The CRI calls an agent made so far: the sum of its
+# kubelet_runtime_operations_total (the same family in both agents) from
+# the read-only port's /metrics; empty if it does not answer.
+cri_ops() { # PORT
+	curl -sf --max-time 10 "http://127.0.0.1:$1/metrics" |
+		awk '/^kubelet_runtime_operations_total[{ ]/ { s += $NF; n++ } END { if (n) printf "%d\n", s }'
+}
