@@ -337,7 +337,9 @@ static int conn_flush(struct grpc_conn *c, ck_error_t *err)
         }
 }
 
-/* Reads what is available and feeds it to the session.  < 0 on EOF or error. */
+/* Reads everything available (up to EAGAIN: an EOF that came with the last
+ * bytes is seen now, not at the next call's write) and feeds it to the
+ * session.  < 0 on EOF or error. */
 static int conn_read(struct grpc_conn *c, ck_error_t *err)
 {
         for (;;) {
@@ -359,8 +361,6 @@ static int conn_read(struct grpc_conn *c, ck_error_t *err)
                         return transport_error(err, 0, "HTTP/2 protocol error from `%s`: %s",
                                                c->path, nghttp2_strerror((int)rv));
                 }
-                if ((size_t)n < sizeof(c->rbuf))
-                        return 0;
         }
 }
 
