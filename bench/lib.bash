@@ -62,10 +62,36 @@ make_cgroup_root() { # CGROUP_ROOT
 	done
 }
 
-# The CRI calls an agent made so far: the sum of its
-# kubelet_runtime_operations_total (the same family in both agents) from
-# the read-only port's /metrics; empty if it does not answer.
-cri_ops() { # PORT
-	curl -sf --max-time 10 "http://127.0.0.1:$1/metrics" |
-		awk '/^kubelet_runtime_operations_total[{ ]/ { s += $NF; n++ } END { if (n) printf "%d\n", s }'
+# The runtime's own count of CRI calls: containerd's gRPC server metrics
+# (grpc_server_handled_total, runtime.v1 Runtime and Image services) at
+# RUNTIME_METRICS, which hack/local-runtime configures from
+# CK_RUNTIME_METRICS.  Counted at the runtime, every caller the same way:
+# the agents' own kubelet_runtime_operations_total are not comparable (the
+# upstream kubelet counts only its runtime manager's calls, not those of its
+# log manager, stats provider or streaming server).
+RUNTIME_METRICS=${CK_RUNTIME_METRICS:=127.0.0.1:10263}
+export CK_RUNTIME_METRICS
+
+# cri_calls_by_method FILE: the calls so far, "Method count" lines sorted,
+# into FILE; fails (FILE empty) when the runtime serves no metrics.
+cri_calls_by_method() {
+	curl -sf --max-time 10 "http://$RUNTIME_METRICS/v1/metrics" | awk '
+		/^grpc_server_handled_total\{/ && /grpc_service="runtime\.v1\.(Runtime|Image)Service"/ {
+			if (match($0, /grpc_method="[^"]*"/)) n[substr($0, RSTART + 13, RLENGTH - 14)] += $NF
+			seen = 1
+		}
+		END { for (m in n) print m, n[m]; exit !seen }' | sort >"$1"
+	[[ -s $1 ]]
+}
+
+# cri_calls_delta BEFORE AFTER: the methods that grew, by how much, most
+# first.
+cri_calls_delta() {
+	awk 'NR == FNR { before[$1] = $2; next }
+		$2 - before[$1] > 0 { print $1, $2 - before[$1] }' "$1" "$2" | sort -k2,2nr -k1,1
+}
+
+# cri_calls_sum FILE: the total of a cri_calls_by_method or delta file.
+cri_calls_sum() {
+	awk '{ s += $2 } END { printf "%d\n", s }' "$1"
 }

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The pod status cache between syncs (kubelet/pod_cache.h): what a sync
+ * put back is what the next sync takes, unless the PLEG saw the pod change
+ * in between, even while the sync's read of the runtime was in flight. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "kubelet/pod_cache.h"
+#include "util/xalloc.h"
+
+static struct runtime_pod_status *status_of(const char *uid)
+{
+        struct runtime_pod_status *s = xcalloc(1, sizeof(*s));
+        s->uid = xstrdup(uid);
+        return s;
+}
+
+static void test_first_take_is_empty_then_what_was_put(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        uint64_t gen = 0;
+        assert_null(pod_cache_take(c, "a", &gen));
+        struct runtime_pod_status *s = status_of("a");
+        pod_cache_put(c, "a", s, gen);
+        uint64_t gen2 = 0;
+        assert_ptr_equal(pod_cache_take(c, "a", &gen2), s);
+        assert_int_equal(gen2, gen);
+        /* taken: the cache holds it no more until it is put back */
+        uint64_t gen3 = 0;
+        assert_null(pod_cache_take(c, "a", &gen3));
+        pod_cache_put(c, "a", s, gen3);
+        assert_ptr_equal(pod_cache_take(c, "a", &gen3), s);
+        runtime_pod_status_free(s);
+        pod_cache_free(c);
+}
+
+static void test_invalidated_status_is_not_taken(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        uint64_t gen = 0;
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_put(c, "a", status_of("a"), gen);
+        pod_cache_put(c, "b", status_of("b"), pod_cache_generation(c, "b"));
+        pod_cache_invalidate(c, "a");
+        assert_null(pod_cache_take(c, "a", &gen));
+        /* another pod keeps its own */
+        struct runtime_pod_status *b = pod_cache_take(c, "b", &gen);
+        assert_non_null(b);
+        assert_string_equal(b->uid, "b");
+        runtime_pod_status_free(b);
+        pod_cache_free(c);
+}
+
+/* The race the generations close: the PLEG reports a change while the
+ * sync reads the runtime; what the sync read may predate the change. */
+static void test_put_after_an_invalidation_in_flight_is_dropped(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        uint64_t gen = 0;
+        assert_null(pod_cache_take(c, "a", &gen)); /* then the runtime is read... */
+        pod_cache_invalidate(c, "a");              /* ...while the PLEG sees a change */
+        pod_cache_put(c, "a", status_of("a"), gen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        /* the same after a generation read for a second read of the runtime */
+        gen = pod_cache_generation(c, "a");
+        pod_cache_invalidate_all(c);
+        pod_cache_put(c, "a", status_of("a"), gen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        /* and a read that no event crossed is kept */
+        gen = pod_cache_generation(c, "a");
+        pod_cache_put(c, "a", status_of("a"), gen);
+        struct runtime_pod_status *s = pod_cache_take(c, "a", &gen);
+        assert_non_null(s);
+        runtime_pod_status_free(s);
+        pod_cache_free(c);
+}
+
+static void test_invalidate_all_drops_every_pod(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        const char *uids[] = {"a", "b", "c"};
+        for (size_t i = 0; i < 3; i++)
+                pod_cache_put(c, uids[i], status_of(uids[i]), pod_cache_generation(c, uids[i]));
+        pod_cache_invalidate_all(c);
+        uint64_t gen;
+        for (size_t i = 0; i < 3; i++)
+                assert_null(pod_cache_take(c, uids[i], &gen));
+        pod_cache_free(c);
+}
+
+/* A pod forgotten (deleted) while a read was in flight: the read is not
+ * kept, and a pod of the same UID made again starts empty, with a
+ * generation the old read cannot match. */
+static void test_forgotten_pod_keeps_nothing(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        uint64_t gen = pod_cache_generation(c, "a");
+        pod_cache_forget(c, "a");
+        assert_int_equal(pod_cache_size(c), 0);
+        pod_cache_put(c, "a", status_of("a"), gen);
+        assert_int_equal(pod_cache_size(c), 0);
+        uint64_t gen2 = 0;
+        assert_null(pod_cache_take(c, "a", &gen2));
+        assert_int_not_equal(gen2, gen);
+        pod_cache_put(c, "a", status_of("a"), gen);
+        assert_null(pod_cache_take(c, "a", &gen2));
+        /* an invalidation of a pod the cache never knew makes nothing */
+        pod_cache_invalidate(c, "never");
+        assert_int_equal(pod_cache_size(c), 1);
+        pod_cache_forget(c, "a");
+        pod_cache_forget(c, "a"); /* twice: harmless */
+        assert_int_equal(pod_cache_size(c), 0);
+        pod_cache_free(c);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_first_take_is_empty_then_what_was_put),
+            cmocka_unit_test(test_invalidated_status_is_not_taken),
+            cmocka_unit_test(test_put_after_an_invalidation_in_flight_is_dropped),
+            cmocka_unit_test(test_invalidate_all_drops_every_pod),
+            cmocka_unit_test(test_forgotten_pod_keeps_nothing),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
