@@ -24,7 +24,8 @@ struct cri_client {
         struct grpc_conn *conn; /* NULL when the endpoint is invalid */
         char *endpoint_error;   /* why, then: every call fails with it */
         int64_t timeout_ms;
-        int64_t busy_us; /* time spent inside calls, for cri_client_busy_us() */
+        int64_t busy_us;  /* time spent inside calls, for cri_client_busy_us() */
+        uint64_t changes; /* calls that may change a pod, for cri_client_changes() */
 };
 
 static const char runtime_service[] = "RuntimeService";
@@ -160,6 +161,7 @@ int cri_run_pod_sandbox(struct cri_client *c, const Runtime__V1__PodSandboxConfi
         if (runtime_handler)
                 req.runtime_handler = (char *)runtime_handler;
         Runtime__V1__RunPodSandboxResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "RunPodSandbox", req, run_pod_sandbox_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -177,6 +179,7 @@ int cri_stop_pod_sandbox(struct cri_client *c, const char *sandbox_id, ck_error_
         Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
         req.pod_sandbox_id = (char *)sandbox_id;
         Runtime__V1__StopPodSandboxResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "StopPodSandbox", req, stop_pod_sandbox_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -189,6 +192,7 @@ int cri_remove_pod_sandbox(struct cri_client *c, const char *sandbox_id, ck_erro
         Runtime__V1__RemovePodSandboxRequest req = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
         req.pod_sandbox_id = (char *)sandbox_id;
         Runtime__V1__RemovePodSandboxResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "RemovePodSandbox", req, remove_pod_sandbox_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -247,6 +251,7 @@ int cri_create_container(struct cri_client *c, const char *sandbox_id,
         req.config = (Runtime__V1__ContainerConfig *)config;
         req.sandbox_config = (Runtime__V1__PodSandboxConfig *)sandbox_config;
         Runtime__V1__CreateContainerResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "CreateContainer", req, create_container_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -264,6 +269,7 @@ int cri_start_container(struct cri_client *c, const char *container_id, ck_error
         Runtime__V1__StartContainerRequest req = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
         req.container_id = (char *)container_id;
         Runtime__V1__StartContainerResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "StartContainer", req, start_container_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -280,6 +286,7 @@ int cri_update_container_resources(struct cri_client *c, const char *container_i
         req.container_id = (char *)container_id;
         req.linux = (Runtime__V1__LinuxContainerResources *)resources;
         Runtime__V1__UpdateContainerResourcesResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "UpdateContainerResources", req,
                  update_container_resources_response, 0, &resp, err) < 0)
                 return -1;
@@ -295,6 +302,7 @@ int cri_stop_container(struct cri_client *c, const char *container_id, int64_t t
         req.timeout = timeout_s;
         Runtime__V1__StopContainerResponse *resp = NULL;
         int64_t extra_ms = timeout_s > 0 ? timeout_s * 1000 : 0;
+        c->changes++;
         if (CALL(c, runtime_service, "StopContainer", req, stop_container_response, extra_ms, &resp,
                  err) < 0)
                 return -1;
@@ -307,6 +315,7 @@ int cri_remove_container(struct cri_client *c, const char *container_id, ck_erro
         Runtime__V1__RemoveContainerRequest req = RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
         req.container_id = (char *)container_id;
         Runtime__V1__RemoveContainerResponse *resp = NULL;
+        c->changes++;
         if (CALL(c, runtime_service, "RemoveContainer", req, remove_container_response, 0, &resp,
                  err) < 0)
                 return -1;
@@ -438,6 +447,11 @@ int cri_remove_image(struct cri_client *c, const char *image, ck_error_t *err)
                 return -1;
         FREE_MSG(resp);
         return 0;
+}
+
+uint64_t cri_client_changes(const struct cri_client *c)
+{
+        return c ? c->changes : 0;
 }
 
 int64_t cri_client_busy_us(const struct cri_client *c)

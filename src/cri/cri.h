@@ -52,6 +52,12 @@ void cri_client_freep(struct cri_client **c);
  * kubelet subtracts it from a sync's wall time to see its own share. */
 int64_t cri_client_busy_us(const struct cri_client *c);
 
+/* How many calls this client made that may change a pod's runtime state
+ * (run, stop, remove a sandbox; create, start, update, stop, remove a
+ * container), failed ones too: a caller compares two readings to know
+ * whether a status it read before is still what it did leave. */
+uint64_t cri_client_changes(const struct cri_client *c);
+
 /* RuntimeService */
 int cri_version(struct cri_client *c, Runtime__V1__VersionResponse **out, ck_error_t *err);
 int cri_status(struct cri_client *c, Runtime__V1__StatusResponse **out, ck_error_t *err);

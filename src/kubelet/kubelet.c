@@ -122,8 +122,11 @@ static void on_source(void *ctx, enum pod_source src, struct pod *const *pods, s
 
 static void on_pleg(void *ctx, const struct pleg_event *pe)
 {
-        struct kl_queue *q = ctx;
+        struct kl_pleg_deps *pd = ctx;
+        struct kl_queue *q = pd->queue;
         if (pe->type == PLEG_RELIST_DONE) {
+                if (pe->recovered) /* what changed meanwhile was not seen */
+                        pod_cache_invalidate_all(pd->pod_cache);
                 struct kl_event *ev = kl_event_new(KL_EV_RELIST);
                 const struct runtime_pod_list *l = pe->pods;
                 ev->runtime_uids = xcalloc(l->n_pods ? l->n_pods : 1, sizeof(*ev->runtime_uids));
@@ -145,6 +148,7 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
         }
         LOG_INFO(4, "PLEG event", "podUID=\"%s\" type=%d containerID=\"%s\"", pe->uid, pe->type,
                  pe->container_id ? pe->container_id : "");
+        pod_cache_observe(pd->pod_cache, pe->uid, pe->pod);
         struct kl_event *ev = kl_event_new(KL_EV_POD_EVENT);
         ev->uid = xstrdup(pe->uid);
         kl_queue_post(q, ev);
@@ -176,6 +180,7 @@ static void record_remove(struct kubelet *kl, struct pod_record *r)
 {
         cleanup_free char *uid = xstrdup(r->pod->uid);
         status_store_remove(kl->status, r->pod->uid);
+        pod_cache_forget(kl->pod_cache, r->pod->uid);
         pod_unref(r->pod);
         kl_resize_record_free(r);
         free(r->evict_message);
@@ -1128,6 +1133,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         pthread_condattr_destroy(&ca);
         kl->runtime_state = runtime_state_new(RUNTIME_STATE_REFRESH_MS);
         kl->status = status_store_new();
+        kl->pod_cache = pod_cache_new();
         kl->mount_backoff = backoff_new(MOUNT_RETRY_INITIAL_MS, SYNC_ERROR_BACKOFF_MS);
         kl->runtime_name = xstrdup("containerd");
         kl->node_ip = xstrdup(cfg->node_ip);
@@ -1565,8 +1571,9 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         };
         kl->prober = prober_new(&po, on_probe_changed, &kl->queue);
         struct pleg *pleg = NULL;
+        kl->pleg = (struct kl_pleg_deps){.queue = &kl->queue, .pod_cache = kl->pod_cache};
         if (pleg_start(kl->rt, cfg->container_runtime_endpoint, cfg->runtime_request_timeout_ms,
-                       PLEG_RELIST_PERIOD_MS, on_pleg, &kl->queue, &pleg, err) < 0)
+                       PLEG_RELIST_PERIOD_MS, on_pleg, &kl->pleg, &pleg, err) < 0)
                 return ck_error_wrap(err, "PLEG");
         atomic_store(&kl->node.pleg, pleg);
         if (kl->api_cfg) {
@@ -1604,6 +1611,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             .recorder = kl->recorder,
             .mount_backoff = kl->mount_backoff,
             .runtime_state = kl->runtime_state,
+            .pod_cache = kl->pod_cache,
             .runtime_name = kl->runtime_name,
             .node_ip = kl->node_ip,
             .queue = &kl->queue,
@@ -1689,6 +1697,7 @@ bool kubelet_free(struct kubelet *kl)
         cm_free(kl->cm);
         sysctl_allowlist_free(kl->sysctls);
         status_store_free(kl->status);
+        pod_cache_free(kl->pod_cache);
         backoff_free(kl->mount_backoff);
         free(kl->runtime_name);
         free(kl->node_ip);

@@ -15,6 +15,7 @@
 #include "kubelet/gc_loop.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kubelet_server.h"
+#include "kubelet/pod_cache.h"
 #include "kubelet/podworkers.h"
 #include "kubelet/runtime_state.h"
 #include "kubelet/status_manager.h"
@@ -140,9 +141,17 @@ struct kl_sync_deps {
          * TokenRequest right after a pod's creation may not find it yet) */
         struct backoff *mount_backoff;
         struct runtime_state *runtime_state;
+        /* each pod's runtime status as its last sync left it */
+        struct pod_cache *pod_cache;
         const char *runtime_name; /* from CRI Version, e.g. "containerd" */
         const char *node_ip;
         struct kl_queue *queue;
+};
+
+/* What the PLEG's callback reaches (on the PLEG thread). */
+struct kl_pleg_deps {
+        struct kl_queue *queue;
+        struct pod_cache *pod_cache; /* invalidated by the events */
 };
 
 /* What the node status thread reaches (its callbacks in kubelet.c). */
@@ -236,10 +245,12 @@ struct kubelet {
 
         struct backoff *mount_backoff;       /* see kl_sync_deps */
         struct runtime_state *runtime_state; /* the runtime's readiness (CRI Status) */
+        struct pod_cache *pod_cache;         /* see kl_sync_deps */
         /* the in-place resize checkpoints under the root directory */
         struct alloc_state *allocated, *actuated;
 
         struct kl_queue queue;
+        struct kl_pleg_deps pleg;
         struct kl_sync_deps sync;
         struct kl_node_deps node;
         struct kl_loop loop;

@@ -3,6 +3,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,8 +94,7 @@ uint64_t pod_cache_generation(struct pod_cache *c, const char *uid)
         return gen;
 }
 
-void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s,
-                   uint64_t gen)
+void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s, uint64_t gen)
 {
         pthread_mutex_lock(&c->lock);
         struct pod_cache_entry *e = find(c, uid);
@@ -112,6 +112,43 @@ void pod_cache_invalidate(struct pod_cache *c, const char *uid)
         pthread_mutex_lock(&c->lock);
         struct pod_cache_entry *e = find(c, uid);
         if (e != NULL) /* no entry: nothing kept, no read in flight */
+                stale(c, e);
+        pthread_mutex_unlock(&c->lock);
+}
+
+/* Whether s shows the pod as the relist saw it: the same sandboxes and
+ * containers, each in the same state. */
+static bool shows(const struct runtime_pod_status *s, const struct runtime_pod_entry *seen)
+{
+        size_t n_sandboxes = seen ? seen->n_sandboxes : 0;
+        size_t n_containers = seen ? seen->n_containers : 0;
+        if (s->n_sandboxes != n_sandboxes || s->n_containers != n_containers)
+                return false;
+        for (size_t i = 0; i < s->n_sandboxes; i++) {
+                bool found = false;
+                for (size_t j = 0; j < n_sandboxes && !found; j++)
+                        found = strcmp(s->sandboxes[i].id, seen->sandboxes[j].id) == 0 &&
+                                s->sandboxes[i].state == seen->sandboxes[j].state;
+                if (!found)
+                        return false;
+        }
+        for (size_t i = 0; i < s->n_containers; i++) {
+                bool found = false;
+                for (size_t j = 0; j < n_containers && !found; j++)
+                        found = strcmp(s->containers[i].id, seen->containers[j].id) == 0 &&
+                                s->containers[i].state == seen->containers[j].state;
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+void pod_cache_observe(struct pod_cache *c, const char *uid, const struct runtime_pod_entry *seen)
+{
+        pthread_mutex_lock(&c->lock);
+        struct pod_cache_entry *e = find(c, uid);
+        /* a status kept means no sync holds the pod, so no read in flight */
+        if (e != NULL && (e->status == NULL || !shows(e->status, seen)))
                 stale(c, e);
         pthread_mutex_unlock(&c->lock);
 }

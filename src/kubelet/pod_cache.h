@@ -10,8 +10,9 @@
  * pod's last successful sync.  It goes stale only when the pod's state
  * changes in the runtime, which the PLEG sees at its next relist (at most
  * a relist period later, as upstream's cache) and reports by
- * pod_cache_invalidate; or by a call of the kubelet's own, which the sync
- * knows of (cri_client_changes) and answers by reading the status again.
+ * pod_cache_observe; or by a call of the kubelet's own, which the sync
+ * knows of (cri_client_changes) and answers by reading the status again
+ * (the PLEG's event about that change then finds it already kept).
  *
  * Generations close the race between a read of the runtime and an event
  * that arrives while it is in flight: a status is put back only if no
@@ -48,6 +49,12 @@ void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_stat
 /* uid's state in the runtime changed: what is kept of it is stale, and so
  * is any read in flight. */
 void pod_cache_invalidate(struct pod_cache *c, const char *uid);
+
+/* The PLEG saw uid change, to `seen` (its relist's entry, NULL: gone).
+ * What is kept stays when it shows exactly that (every sandbox and
+ * container by ID and state: the change was the last sync's own, read at
+ * its end); otherwise as pod_cache_invalidate. */
+void pod_cache_observe(struct pod_cache *c, const char *uid, const struct runtime_pod_entry *seen);
 
 /* Every pod's (the runtime answers again after it failed: events may have
  * been missed). */

@@ -310,8 +310,12 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
         char **liveness_failed = NULL, **startup_failed = NULL, **started = NULL;
         int ret = -1;
 
-        if (kuberuntime_get_pod_status(d->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
-            0) {
+        /* what the last sync left, unless the pod changed in the runtime
+         * since (upstream reads its pod cache) */
+        uint64_t gen = 0;
+        rs = pod_cache_take(d->pod_cache, pod->uid, &gen);
+        if (rs == NULL && kuberuntime_get_pod_status(d->rt, cri, pod->uid, pod->name,
+                                                     pod->namespace, &rs, err) < 0) {
                 ck_error_wrap(err, "get pod status");
                 goto out;
         }
@@ -445,14 +449,20 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
             .kube = d->kube,
             .cm = d->cm,
         };
+        uint64_t changes = cri_client_changes(cri);
         if (kuberuntime_sync_pod(d->rt, cri, pod, rs, &ctx, &result, err) < 0)
                 goto out;
-        runtime_pod_status_free(rs);
-        rs = NULL;
-        if (kuberuntime_get_pod_status(d->rt, cri, pod->uid, pod->name, pod->namespace, &rs, err) <
-            0) {
-                ck_error_wrap(err, "get pod status after sync");
-                goto out;
+        /* the status to publish: read again only if the sync changed the
+         * pod (Running at the end of the sync that started it) */
+        if (cri_client_changes(cri) != changes) {
+                runtime_pod_status_free(rs);
+                rs = NULL;
+                gen = pod_cache_generation(d->pod_cache, pod->uid);
+                if (kuberuntime_get_pod_status(d->rt, cri, pod->uid, pod->name, pod->namespace, &rs,
+                                               err) < 0) {
+                        ck_error_wrap(err, "get pod status after sync");
+                        goto out;
+                }
         }
         prober_update_pod(d->prober, pod, rs);
         update_resize_condition(d, pod, rs, &result);
@@ -472,6 +482,8 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                 ck_error_make(err, 0, "resize pod in place: %s", result.resize_error);
                 goto out;
         }
+        pod_cache_put(d->pod_cache, pod->uid, rs, gen);
+        rs = NULL;
         ret = 0;
 out:
         free_names(liveness_failed);
@@ -535,6 +547,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                 prober_remove_pod(d->prober, w->uid);
                 r = kill_and_remove(d, cri, w->pod, w->uid, w->pod->name, w->pod->namespace,
                                     w->grace_s, &err);
+                /* a pod kept for its restart syncs again from the runtime */
+                pod_cache_invalidate(d->pod_cache, w->uid);
                 if (r < 0)
                         LOG_ERROR("Failed to kill pod", "err=\"%s\" pod=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), pod_full_name(w->pod), w->uid);
@@ -545,6 +559,7 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
         default:
                 prober_remove_pod(d->prober, w->uid);
                 r = kill_and_remove(d, cri, NULL, w->uid, w->name, w->namespace, -1, &err);
+                pod_cache_forget(d->pod_cache, w->uid);
                 if (r < 0)
                         LOG_ERROR("Failed to clean up orphaned pod", "err=\"%s\" podUID=\"%s\"",
                                   ck_error_msg(err), w->uid);

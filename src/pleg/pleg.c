@@ -56,37 +56,43 @@ static const struct runtime_pod_entry_sandbox *find_sandbox(const struct runtime
         return NULL;
 }
 
-static void emit(pleg_event_fn fn, void *ctx, enum pleg_event_type type, const char *uid,
-                 const char *cid)
+/* Where one pod's events go, and the pod as the relist saw it. */
+struct pod_events {
+        pleg_event_fn fn;
+        void *ctx;
+        const char *uid;
+        const struct runtime_pod_entry *now; /* NULL: gone */
+};
+
+static void emit(const struct pod_events *pe, enum pleg_event_type type, const char *cid)
 {
-        struct pleg_event ev = {.type = type, .uid = uid, .container_id = cid};
-        fn(ctx, &ev);
+        struct pleg_event ev = {.type = type, .uid = pe->uid, .container_id = cid, .pod = pe->now};
+        pe->fn(pe->ctx, &ev);
 }
 
 /* The event for a container that went from `was` to `now` (upstream
  * generateEvents); `present` false means it is gone. */
-static void container_transition(pleg_event_fn fn, void *ctx, const char *uid, const char *id,
-                                 bool had, enum container_state was, bool present,
-                                 enum container_state now)
+static void container_transition(const struct pod_events *pe, const char *id, bool had,
+                                 enum container_state was, bool present, enum container_state now)
 {
         if (had && present && was == now)
                 return;
         if (!present) {
                 /* Gone without being seen to exit: died, then removed. */
                 if (had && was == CONTAINER_STATE_RUNNING)
-                        emit(fn, ctx, PLEG_CONTAINER_DIED, uid, id);
-                emit(fn, ctx, PLEG_CONTAINER_REMOVED, uid, id);
+                        emit(pe, PLEG_CONTAINER_DIED, id);
+                emit(pe, PLEG_CONTAINER_REMOVED, id);
                 return;
         }
         switch (now) {
         case CONTAINER_STATE_RUNNING:
-                emit(fn, ctx, PLEG_CONTAINER_STARTED, uid, id);
+                emit(pe, PLEG_CONTAINER_STARTED, id);
                 break;
         case CONTAINER_STATE_EXITED:
-                emit(fn, ctx, PLEG_CONTAINER_DIED, uid, id);
+                emit(pe, PLEG_CONTAINER_DIED, id);
                 break;
         default:
-                emit(fn, ctx, PLEG_CONTAINER_CHANGED, uid, id);
+                emit(pe, PLEG_CONTAINER_CHANGED, id);
                 break;
         }
 }
@@ -94,19 +100,20 @@ static void container_transition(pleg_event_fn fn, void *ctx, const char *uid, c
 static void diff_pod(const struct runtime_pod_entry *o, const struct runtime_pod_entry *c,
                      pleg_event_fn fn, void *ctx)
 {
-        const char *uid = c ? c->uid : o->uid;
+        const struct pod_events events = {fn, ctx, c ? c->uid : o->uid, c};
+        const struct pod_events *pe = &events;
         bool sandbox_changed = false;
 
         for (size_t i = 0; c && i < c->n_containers; i++) {
                 const struct runtime_pod_entry_container *now = &c->containers[i];
                 const struct runtime_pod_entry_container *was = find_container(o, now->id);
-                container_transition(fn, ctx, uid, now->id, was != NULL,
+                container_transition(pe, now->id, was != NULL,
                                      was ? was->state : CONTAINER_STATE_UNKNOWN, true, now->state);
         }
         for (size_t i = 0; o && i < o->n_containers; i++) {
                 const struct runtime_pod_entry_container *was = &o->containers[i];
                 if (find_container(c, was->id) == NULL)
-                        container_transition(fn, ctx, uid, was->id, true, was->state, false,
+                        container_transition(pe, was->id, true, was->state, false,
                                              CONTAINER_STATE_UNKNOWN);
         }
         for (size_t i = 0; c && i < c->n_sandboxes; i++) {
@@ -118,7 +125,7 @@ static void diff_pod(const struct runtime_pod_entry *o, const struct runtime_pod
                 if (find_sandbox(c, o->sandboxes[i].id) == NULL)
                         sandbox_changed = true;
         if (sandbox_changed)
-                emit(fn, ctx, PLEG_SANDBOX_CHANGED, uid, NULL);
+                emit(pe, PLEG_SANDBOX_CHANGED, NULL);
 }
 
 void pleg_diff(const struct runtime_pod_list *old, const struct runtime_pod_list *cur,

@@ -30,6 +30,9 @@ struct pleg_event {
         enum pleg_event_type type;
         const char *uid;          /* borrowed */
         const char *container_id; /* borrowed, NULL for pod-level events */
+        /* the pod as this relist saw it, NULL when gone from the runtime;
+         * borrowed for the call (all but PLEG_RELIST_DONE) */
+        const struct runtime_pod_entry *pod;
         /* PLEG_RELIST_DONE only: the runtime's pods, borrowed for the call */
         const struct runtime_pod_list *pods;
         /* PLEG_RELIST_DONE only: the relist before it failed (the runtime

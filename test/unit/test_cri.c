@@ -266,8 +266,11 @@ static void test_run_pod_sandbox_and_create_container(void **state)
         cfg.log_directory = "/var/log/pods/default_web_uid-1";
         char *id = NULL;
         ck_error_t err = NULL;
+        uint64_t changes = cri_client_changes(f->client);
         assert_int_equal(cri_run_pod_sandbox(f->client, &cfg, "runc", &id, &err), 0);
         assert_string_equal(id, "sandbox-1");
+        /* a call that changes a pod counts as one */
+        assert_int_equal(cri_client_changes(f->client), changes + 1);
         assert_string_equal(f->rt.last_request, "name=web ns=default uid=uid-1 handler=runc "
                                                 "logdir=/var/log/pods/default_web_uid-1");
         free(id);
@@ -285,6 +288,7 @@ static void test_run_pod_sandbox_and_create_container(void **state)
         char *cid = NULL;
         assert_int_equal(cri_create_container(f->client, "sandbox-1", &cc, &cfg, &cid, &err), 0);
         assert_string_equal(cid, "container-1");
+        assert_int_equal(cri_client_changes(f->client), changes + 2);
         assert_string_equal(f->rt.last_request,
                             "sandbox=sandbox-1 name=app image=localhost/busybox:1.35 cmd0=sleep");
         free(cid);
@@ -299,6 +303,8 @@ static void test_run_pod_sandbox_and_create_container(void **state)
         assert_true(cri_create_container(f->client, "sandbox-1", &cc, &cfg, &cid, &err) < 0);
         assert_string_equal(err->msg, "CRI CreateContainer: ContainerId is not set");
         ck_error_release(&err);
+        /* failed ones too: the runtime may have done part of it */
+        assert_int_equal(cri_client_changes(f->client), changes + 4);
 }
 
 static void test_runtime_error_is_wrapped_with_the_method(void **state)
@@ -347,7 +353,9 @@ static void test_container_status_is_verified(void **state)
         struct fixture *f = *state;
         Runtime__V1__ContainerStatusResponse *st = NULL;
         ck_error_t err = NULL;
+        uint64_t changes = cri_client_changes(f->client);
         assert_int_equal(cri_container_status(f->client, "container-1", &st, &err), 0);
+        assert_int_equal(cri_client_changes(f->client), changes); /* a read changes nothing */
         assert_string_equal(st->status->reason, "Started");
         assert_int_equal(st->status->state, RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING);
         runtime__v1__container_status_response__free_unpacked(st, NULL);

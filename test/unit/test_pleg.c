@@ -13,6 +13,7 @@
 
 struct seen {
         char ev[16][48];
+        const struct runtime_pod_entry *pod[16]; /* the event's pod as relisted */
         int n;
 };
 
@@ -21,6 +22,7 @@ static const char *names[] = {"started", "died", "removed", "changed", "sandbox"
 static void record(void *ctx, const struct pleg_event *e)
 {
         struct seen *s = ctx;
+        s->pod[s->n] = e->pod;
         snprintf(s->ev[s->n++], 48, "%s %s %s", names[e->type], e->uid,
                  e->container_id ? e->container_id : "-");
 }
@@ -71,6 +73,12 @@ static void test_diff_events(void **state)
         assert_int_equal(s.n, (int)(sizeof(want) / sizeof(want[0])));
         for (int i = 0; i < s.n; i++)
                 assert_string_equal(s.ev[i], want[i]);
+        /* each event carries its pod as this relist saw it (the pod cache
+         * compares it with what it keeps); a pod gone has none */
+        for (int i = 0; i < 5; i++)
+                assert_ptr_equal(s.pod[i], &cur.pods[0]);
+        assert_null(s.pod[5]);
+        assert_null(s.pod[6]);
 }
 
 static void test_first_relist_reports_everything_running(void **state)

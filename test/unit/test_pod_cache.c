@@ -120,6 +120,74 @@ static void test_forgotten_pod_keeps_nothing(void **state)
         pod_cache_free(c);
 }
 
+static struct runtime_pod_status *running_pod(const char *uid, const char *cid,
+                                              enum container_state state)
+{
+        struct runtime_pod_status *s = status_of(uid);
+        s->sandboxes = xcalloc(1, sizeof(*s->sandboxes));
+        s->sandboxes[0].id = xstrdup("sb1");
+        s->sandboxes[0].state = SANDBOX_STATE_READY;
+        s->n_sandboxes = 1;
+        s->containers = xcalloc(1, sizeof(*s->containers));
+        s->containers[0].id = xstrdup(cid);
+        s->containers[0].state = state;
+        s->n_containers = 1;
+        return s;
+}
+
+/* The PLEG reports the change the last sync made itself (it started the
+ * container and read the pod at its end): what is kept shows it already
+ * and stays.  Any other difference makes it stale. */
+static void test_observed_change_already_kept_keeps_it(void **state)
+{
+        (void)state;
+        struct pod_cache *c = pod_cache_new();
+        struct runtime_pod_entry_sandbox sb = {.id = "sb1", .state = SANDBOX_STATE_READY};
+        struct runtime_pod_entry_container ct = {.id = "c1", .state = CONTAINER_STATE_RUNNING};
+        struct runtime_pod_entry seen = {
+            .uid = "a", .sandboxes = &sb, .n_sandboxes = 1, .containers = &ct, .n_containers = 1};
+        uint64_t gen = pod_cache_generation(c, "a");
+        pod_cache_put(c, "a", running_pod("a", "c1", CONTAINER_STATE_RUNNING), gen);
+        pod_cache_observe(c, "a", &seen);
+        struct runtime_pod_status *s = pod_cache_take(c, "a", &gen);
+        assert_non_null(s);
+        pod_cache_put(c, "a", s, gen);
+
+        /* the container died since */
+        ct.state = CONTAINER_STATE_EXITED;
+        pod_cache_observe(c, "a", &seen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_put(c, "a", running_pod("a", "c1", CONTAINER_STATE_RUNNING), gen);
+        /* the sandbox stopped */
+        ct.state = CONTAINER_STATE_RUNNING;
+        sb.state = SANDBOX_STATE_NOTREADY;
+        pod_cache_observe(c, "a", &seen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_put(c, "a", running_pod("a", "c1", CONTAINER_STATE_RUNNING), gen);
+        /* another container appeared */
+        sb.state = SANDBOX_STATE_READY;
+        struct runtime_pod_entry_container two[] = {ct,
+                                                    {.id = "c2", .state = CONTAINER_STATE_CREATED}};
+        seen.containers = two;
+        seen.n_containers = 2;
+        pod_cache_observe(c, "a", &seen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_put(c, "a", running_pod("a", "c1", CONTAINER_STATE_RUNNING), gen);
+        /* the pod left the runtime */
+        pod_cache_observe(c, "a", NULL);
+        assert_null(pod_cache_take(c, "a", &gen));
+
+        /* a sync holds the pod (its status taken): any event makes its
+         * read in flight stale, even one that matches */
+        seen.containers = &ct;
+        seen.n_containers = 1;
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_observe(c, "a", &seen);
+        pod_cache_put(c, "a", running_pod("a", "c1", CONTAINER_STATE_RUNNING), gen);
+        assert_null(pod_cache_take(c, "a", &gen));
+        pod_cache_free(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -128,6 +196,7 @@ int main(void)
             cmocka_unit_test(test_put_after_an_invalidation_in_flight_is_dropped),
             cmocka_unit_test(test_invalidate_all_drops_every_pod),
             cmocka_unit_test(test_forgotten_pod_keeps_nothing),
+            cmocka_unit_test(test_observed_change_already_kept_keeps_it),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
