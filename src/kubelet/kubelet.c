@@ -127,6 +127,7 @@ static void on_pleg(void *ctx, const struct pleg_event *pe)
         if (pe->type == PLEG_RELIST_DONE) {
                 if (pe->recovered) /* what changed meanwhile was not seen */
                         pod_cache_invalidate_all(pd->pod_cache);
+                pod_cache_relisted(pd->pod_cache, fs_now_mono_ms());
                 struct kl_event *ev = kl_event_new(KL_EV_RELIST);
                 const struct runtime_pod_list *l = pe->pods;
                 ev->runtime_uids = xcalloc(l->n_pods ? l->n_pods : 1, sizeof(*ev->runtime_uids));

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@ struct pod_cache_entry {
         char *uid;
         uint64_t gen;                      /* unique across the cache: see next_gen */
         struct runtime_pod_status *status; /* NULL: none, or stale */
+        int64_t expires_ms;                /* of status */
 };
 
 struct pod_cache {
@@ -22,6 +24,7 @@ struct pod_cache {
         /* each new generation is a new number: an entry forgotten and made
          * again never reuses one a read in flight holds */
         uint64_t next_gen;
+        int64_t relisted_ms; /* the PLEG's last successful relist, 0: none */
 };
 
 struct pod_cache *pod_cache_new(void)
@@ -75,15 +78,41 @@ static void stale(struct pod_cache *c, struct pod_cache_entry *e)
         e->status = NULL;
 }
 
-struct runtime_pod_status *pod_cache_take(struct pod_cache *c, const char *uid, uint64_t *gen)
+void pod_cache_relisted(struct pod_cache *c, int64_t now_ms)
+{
+        pthread_mutex_lock(&c->lock);
+        c->relisted_ms = now_ms;
+        pthread_mutex_unlock(&c->lock);
+}
+
+struct runtime_pod_status *pod_cache_take(struct pod_cache *c, const char *uid, int64_t now_ms,
+                                          uint64_t *gen)
 {
         pthread_mutex_lock(&c->lock);
         struct pod_cache_entry *e = find_or_add(c, uid);
         struct runtime_pod_status *s = e->status;
+        bool usable = c->relisted_ms > 0 &&
+                      now_ms - c->relisted_ms <= POD_CACHE_RELIST_MAX_AGE_MS &&
+                      now_ms < e->expires_ms;
         e->status = NULL;
         *gen = e->gen;
         pthread_mutex_unlock(&c->lock);
+        if (!usable) {
+                runtime_pod_status_free(s);
+                s = NULL;
+        }
         return s;
+}
+
+int64_t pod_cache_expiry(const struct runtime_pod_status *s, int64_t now_ms, int64_t now_real_ns)
+{
+        for (size_t i = 0; i < s->n_containers; i++) {
+                const struct runtime_container_status *ct = &s->containers[i];
+                if (ct->state == CONTAINER_STATE_EXITED &&
+                    now_real_ns - ct->finished_at < POD_CACHE_RECENT_EXIT_MS * 1000000LL)
+                        return now_ms + POD_CACHE_RECENT_EXIT_MS;
+        }
+        return INT64_MAX;
 }
 
 uint64_t pod_cache_generation(struct pod_cache *c, const char *uid)
@@ -94,13 +123,15 @@ uint64_t pod_cache_generation(struct pod_cache *c, const char *uid)
         return gen;
 }
 
-void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s, uint64_t gen)
+void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s, uint64_t gen,
+                   int64_t expires_ms)
 {
         pthread_mutex_lock(&c->lock);
         struct pod_cache_entry *e = find(c, uid);
         if (e != NULL && e->gen == gen) {
                 runtime_pod_status_free(e->status);
                 e->status = s;
+                e->expires_ms = expires_ms;
                 s = NULL;
         }
         pthread_mutex_unlock(&c->lock);

@@ -32,19 +32,44 @@ struct pod_cache;
 struct pod_cache *pod_cache_new(void);
 void pod_cache_free(struct pod_cache *c);
 
+/* The PLEG's events are what keep the cache true: a kept status is used
+ * only while the PLEG relists (its last successful relist at most this
+ * long ago); a PLEG that stalls or fails makes every sync read the runtime,
+ * as before the cache. */
+#define POD_CACHE_RELIST_MAX_AGE_MS 5000
+
+/* A status with a container that exited less than this long before it was
+ * read is kept only that long: some of what the runtime reports about an
+ * exit may settle after it (containerd's OOM event and exit event take
+ * separate paths; the reason OOMKilled can come later, with no change of
+ * state the PLEG would see). */
+#define POD_CACHE_RECENT_EXIT_MS 10000
+
+/* A successful relist ended at now_ms (CLOCK_MONOTONIC); the PLEG thread. */
+void pod_cache_relisted(struct pod_cache *c, int64_t now_ms);
+
 /* The status kept for uid, taken out of the cache (the caller owns it and
- * frees it or puts it back), or NULL when there is none or it went stale.
- * *gen: the pod's generation now; with NULL returned, read the runtime
- * after this call and put what it says with *gen. */
-struct runtime_pod_status *pod_cache_take(struct pod_cache *c, const char *uid, uint64_t *gen);
+ * frees it or puts it back), or NULL when there is none, it went stale or
+ * expired, or the PLEG has not relisted for POD_CACHE_RELIST_MAX_AGE_MS
+ * before now_ms.  *gen: the pod's generation now; with NULL returned, read
+ * the runtime after this call and put what it says with *gen. */
+struct runtime_pod_status *pod_cache_take(struct pod_cache *c, const char *uid, int64_t now_ms,
+                                          uint64_t *gen);
+
+/* Until when (CLOCK_MONOTONIC ms) a status read at now_ms (now_real_ns:
+ * the same instant, CLOCK_REALTIME, which the runtime's timestamps use) may
+ * be kept: for ever (INT64_MAX), or POD_CACHE_RECENT_EXIT_MS after the
+ * read when one of its containers exited less than that before it. */
+int64_t pod_cache_expiry(const struct runtime_pod_status *s, int64_t now_ms, int64_t now_real_ns);
 
 /* The pod's generation now: read it before asking the runtime again. */
 uint64_t pod_cache_generation(struct pod_cache *c, const char *uid);
 
-/* Keeps s (stolen) as uid's status, if no invalidation of uid came since
- * gen was read and uid was not forgotten; otherwise frees it. */
-void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s,
-                   uint64_t gen);
+/* Keeps s (stolen) as uid's status until expires_ms (pod_cache_expiry),
+ * if no invalidation of uid came since gen was read and uid was not
+ * forgotten; otherwise frees it. */
+void pod_cache_put(struct pod_cache *c, const char *uid, struct runtime_pod_status *s, uint64_t gen,
+                   int64_t expires_ms);
 
 /* uid's state in the runtime changed: what is kept of it is stale, and so
  * is any read in flight. */

@@ -313,7 +313,7 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
         /* what the last sync left, unless the pod changed in the runtime
          * since (upstream reads its pod cache) */
         uint64_t gen = 0;
-        rs = pod_cache_take(d->pod_cache, pod->uid, &gen);
+        rs = pod_cache_take(d->pod_cache, pod->uid, fs_now_mono_ms(), &gen);
         if (rs == NULL && kuberuntime_get_pod_status(d->rt, cri, pod->uid, pod->name,
                                                      pod->namespace, &rs, err) < 0) {
                 ck_error_wrap(err, "get pod status");
@@ -482,7 +482,8 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                 ck_error_make(err, 0, "resize pod in place: %s", result.resize_error);
                 goto out;
         }
-        pod_cache_put(d->pod_cache, pod->uid, rs, gen);
+        pod_cache_put(d->pod_cache, pod->uid, rs, gen,
+                      pod_cache_expiry(rs, fs_now_mono_ms(), fs_now_real_ns()));
         rs = NULL;
         ret = 0;
 out:
