@@ -281,19 +281,68 @@ static void free_uids(char **uids)
         free(uids);
 }
 
+/* a limit evict_over_limits checks: an emptyDir's sizeLimit, a container's
+ * ephemeral-storage limit (the pod's is their sum) */
+static bool has_local_limits(const struct pod *pod)
+{
+        for (size_t i = 0; i < pod->n_volumes; i++)
+                if (pod->volumes[i].kind == VOLUME_EMPTY_DIR && pod->volumes[i].has_size_limit &&
+                    pod->volumes[i].size_limit > 0)
+                        return true;
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (pod->containers[i].resources.limits.has_ephemeral_storage &&
+                    pod->containers[i].resources.limits.ephemeral_storage != 0)
+                        return true;
+        bool has = false;
+        admission_pod_ephemeral_storage_limit(pod, &has);
+        return has;
+}
+
+/* The pods' usage is read when a pass needs it: a pod has a local storage
+ * limit, or a threshold is met and the pods must be ranked.  Otherwise the
+ * node's signals alone: a pass then costs no CRI call and no walk of the
+ * pods' cgroups (upstream reads cAdvisor's cache, which its housekeeping
+ * refreshes every 10 s whoever asks). */
+static bool any_local_limits(struct eviction_loop *l)
+{
+        size_t n = 0;
+        struct pod **pods = l->active_pods(l->ctx, &n);
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+                any = any || has_local_limits(pods[i]);
+                pod_unref(pods[i]);
+        }
+        free(pods);
+        return any;
+}
+
 /* upstream synchronize; returns the UIDs of the pods evicted (a
  * NULL-terminated array), or NULL */
 static char **synchronize(struct eviction_loop *l)
 {
         struct stats_eviction_view v;
         cleanup_error ck_error_t err = NULL;
-        if (stats_eviction_view(l->stats, false, &v, &err) < 0) {
+        bool pods = any_local_limits(l);
+        if (stats_eviction_view(l->stats, false, pods, &v, &err) < 0) {
                 LOG_ERROR("Eviction manager: failed to get summary stats", "err=\"%s\"",
                           ck_error_msg(err));
                 return NULL;
         }
         struct eviction_observation obs[EVICTION_N_SIGNALS];
         observations_of(&v, obs);
+        if (!pods && eviction_still_met(l->state, obs)) {
+                /* a threshold is met: the pods' usage, to rank them, and the
+                 * observations of that same snapshot, so that the next pass
+                 * on it sees no new observation (upstream's
+                 * thresholdsUpdatedStats) */
+                stats_eviction_view_release(&v);
+                if (stats_eviction_view(l->stats, false, true, &v, &err) < 0) {
+                        LOG_ERROR("Eviction manager: failed to get summary stats", "err=\"%s\"",
+                                  ck_error_msg(err));
+                        return NULL;
+                }
+                observations_of(&v, obs);
+        }
         struct eviction_decision d;
         eviction_observe(l->state, obs, fs_now_mono_ms(), &d);
         unsigned before = atomic_exchange(&l->conditions, d.conditions);
@@ -328,7 +377,7 @@ static char **synchronize(struct eviction_loop *l)
                         ck_error_release(&err);
                 }
                 struct stats_eviction_view fresh;
-                if (stats_eviction_view(l->stats, true, &fresh, &err) == 0) {
+                if (stats_eviction_view(l->stats, true, false, &fresh, &err) == 0) {
                         struct eviction_observation now[EVICTION_N_SIGNALS];
                         observations_of(&fresh, now);
                         bool still = eviction_still_met(l->state, now);
@@ -345,6 +394,15 @@ static char **synchronize(struct eviction_loop *l)
                                   "resource reclaim",
                                   "err=\"%s\"", ck_error_msg(err));
                         ck_error_release(&err);
+                }
+        }
+        if (!v.has_pods) {
+                /* the pods' usage, to rank them */
+                stats_eviction_view_release(&v);
+                if (stats_eviction_view(l->stats, false, true, &v, &err) < 0) {
+                        LOG_ERROR("Eviction manager: failed to get summary stats", "err=\"%s\"",
+                                  ck_error_msg(err));
+                        return NULL;
                 }
         }
         char *uid = evict_one(l, t, d.hard, obs, &v);

@@ -88,12 +88,13 @@ static void pod_of(const struct stats_pod *sp, struct stats_eviction_pod *out)
         out->ephemeral_used = out->has_ephemeral ? (int64_t)sp->ephemeral.used.v : 0;
 }
 
-int stats_eviction_view(struct stats_provider *p, bool fresh, struct stats_eviction_view *out,
-                        ck_error_t *err)
+int stats_eviction_view(struct stats_provider *p, bool fresh, bool pods,
+                        struct stats_eviction_view *out, ck_error_t *err)
 {
         *out = (struct stats_eviction_view){0};
-        struct stats_snapshot *s = stats__get_since(p, fresh ? stats__now_mono(p) : INT64_MIN);
-        if (s->pods_error) {
+        struct stats_snapshot *s =
+            stats__get_since(p, fresh ? stats__now_mono(p) : INT64_MIN, pods);
+        if (pods && s->pods_error) {
                 int r = ck_error_make(err, 0, "%s", s->pods_error);
                 stats__snapshot_unref(s);
                 return r;
@@ -110,8 +111,9 @@ int stats_eviction_view(struct stats_provider *p, bool fresh, struct stats_evict
         if (n->rlimit.ok && n->rlimit.has_maxpid && n->rlimit.has_curproc)
                 out->pid = (struct stats_signal){true, n->rlimit.maxpid - n->rlimit.curproc,
                                                  n->rlimit.maxpid, n->rlimit.time_ns};
-        out->pods = xcalloc(s->n_pods + 1, sizeof(*out->pods));
-        for (size_t i = 0; i < s->n_pods; i++)
+        out->has_pods = pods;
+        out->pods = xcalloc((pods ? s->n_pods : 0) + 1, sizeof(*out->pods));
+        for (size_t i = 0; pods && i < s->n_pods; i++)
                 if (s->pods[i].uid)
                         pod_of(&s->pods[i], &out->pods[out->n_pods++]);
         stats__snapshot_unref(s);

@@ -190,24 +190,30 @@ void stats_provider_free(struct stats_provider *p)
         free(p);
 }
 
-static struct stats_snapshot *refresh(struct stats_provider *p)
+/* pods false: the node's part alone (no CRI listing, no walk of the pods'
+ * cgroups); the CPU cache keeps the pods' samples for the next full one */
+static struct stats_snapshot *refresh(struct stats_provider *p, bool pods)
 {
         struct stats_snapshot *s = stats__snapshot_new();
         s->taken_mono_ns = stats__now_mono(p);
         s->node_name = xstrdup(p->node_name);
+        s->node_only = !pods;
         int64_t now = stats__now_real(p);
         int64_t t0 = fs_now_mono_us();
         int64_t cri0 = cri_client_busy_us(p->runtime);
         stats__collect_node(p, s, now);
         int64_t t1 = fs_now_mono_us();
         stats__collect_image_fs(p, s);
-        stats__collect_pods(p, s, now);
-        stats__cpu_cache_expire(p->cpu_cache, now);
+        if (pods) {
+                stats__collect_pods(p, s, now);
+                stats__cpu_cache_expire(p->cpu_cache, now);
+        }
         /* bench/ reads this line: the node's part, the pods', and the
          * runtime calls' share of the latter */
-        LOG_INFO(2, "Stats snapshot taken", "pods=%zu node_ms=%.1f pods_ms=%.1f cri_ms=%.1f",
+        LOG_INFO(2, "Stats snapshot taken", "pods=%zu node_ms=%.1f pods_ms=%.1f cri_ms=%.1f%s",
                  s->n_pods, (double)(t1 - t0) / 1000.0, (double)(fs_now_mono_us() - t1) / 1000.0,
-                 (double)(cri_client_busy_us(p->runtime) - cri0) / 1000.0);
+                 (double)(cri_client_busy_us(p->runtime) - cri0) / 1000.0,
+                 pods ? "" : " nodeOnly=true");
         if (s->pods_error || s->imagefs_error)
                 LOG_INFO(2, "Stats refresh failed", "err=\"%s\"",
                          s->pods_error ? s->pods_error : s->imagefs_error);
@@ -216,10 +222,17 @@ static struct stats_snapshot *refresh(struct stats_provider *p)
 
 struct stats_snapshot *stats__get(struct stats_provider *p)
 {
-        return stats__get_since(p, INT64_MIN);
+        return stats__get_since(p, INT64_MIN, true);
 }
 
-struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns)
+/* s serves a caller that wants a snapshot taken at or after since, with the
+ * pods when pods */
+static bool serves(const struct stats_snapshot *s, int64_t since_mono_ns, bool pods)
+{
+        return s && s->taken_mono_ns >= since_mono_ns && (!pods || !s->node_only);
+}
+
+struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns, bool pods)
 {
         pthread_mutex_lock(&p->lock);
         for (;;) {
@@ -227,7 +240,7 @@ struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_
                 /* a failed refresh is kept for the interval too: a runtime
                  * that hangs is asked once per interval, not once per
                  * request (or per family of a /metrics/resource scrape) */
-                if (s && s->taken_mono_ns >= since_mono_ns &&
+                if (serves(s, since_mono_ns, pods) &&
                     stats__now_mono(p) - s->taken_mono_ns < p->interval_ns) {
                         stats__snapshot_ref(s);
                         pthread_mutex_unlock(&p->lock);
@@ -238,7 +251,7 @@ struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_
                 uint64_t gen = p->generation;
                 while (p->refreshing)
                         pthread_cond_wait(&p->cond, &p->lock);
-                if (p->generation != gen && p->snap && p->snap->taken_mono_ns >= since_mono_ns) {
+                if (p->generation != gen && serves(p->snap, since_mono_ns, pods)) {
                         /* the refresh we waited for: its result, whatever it is */
                         s = stats__snapshot_ref(p->snap);
                         pthread_mutex_unlock(&p->lock);
@@ -248,7 +261,7 @@ struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_
         p->refreshing = true;
         pthread_mutex_unlock(&p->lock);
 
-        struct stats_snapshot *s = refresh(p);
+        struct stats_snapshot *s = refresh(p, pods);
 
         pthread_mutex_lock(&p->lock);
         struct stats_snapshot *old = p->snap;

@@ -201,14 +201,18 @@ struct stats_eviction_view {
         struct stats_signal memory, allocatable_memory;
         struct stats_signal nodefs, nodefs_inodes, imagefs, imagefs_inodes;
         struct stats_signal containerfs, containerfs_inodes, pid;
-        struct stats_eviction_pod *pods;
+        struct stats_eviction_pod *pods; /* when has_pods */
         size_t n_pods;
+        bool has_pods;
 };
 /* fresh: a snapshot taken now (upstream's Get(updateStats=true) after a
- * reclaim), else the cached one.  Errors: the pods could not be listed
- * ("failed to list pod stats: ..."). */
-int stats_eviction_view(struct stats_provider *p, bool fresh, struct stats_eviction_view *out,
-                        ck_error_t *err);
+ * reclaim), else the cached one.  pods: with the pods' usage (to rank them,
+ * or to check their local storage limits); without, the node's signals
+ * alone, which cost no CRI call and no walk of the pods' cgroups.  Errors
+ * (pods only): the pods could not be listed ("failed to list pod stats:
+ * ..."). */
+int stats_eviction_view(struct stats_provider *p, bool fresh, bool pods,
+                        struct stats_eviction_view *out, ck_error_t *err);
 void stats_eviction_view_release(struct stats_eviction_view *v);
 
 /* Registers upstream's resource metrics collector

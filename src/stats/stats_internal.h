@@ -322,6 +322,9 @@ struct stats_raw_cgroup {
 struct stats_snapshot {
         atomic_int refs;
         int64_t taken_mono_ns;
+        /* the node's part alone (stats__get_since with pods false): no
+         * pods, no pods_error; never served to a caller that needs pods */
+        bool node_only;
         char *node_name;
         struct stats_node node;
         struct stats_pod *pods; /* sorted by namespace, name, uid */
@@ -589,8 +592,10 @@ int64_t stats__now_mono(const struct stats_provider *p);
 /* The cached snapshot, refreshed first when older than the interval (see
  * stats.h).  Returns a new reference (never NULL). */
 struct stats_snapshot *stats__get(struct stats_provider *p);
-/* The same, refreshed at or after since_mono_ns (the provider's clock). */
-struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns);
+/* The same, refreshed at or after since_mono_ns (the provider's clock).
+ * pods false: a snapshot of the node alone will do (the eviction manager's
+ * pass with nothing to rank); a full one within the interval serves it too. */
+struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns, bool pods);
 
 /* Collectors, run by the refreshing thread (node.c, pods.c). */
 void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns);

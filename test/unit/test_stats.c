@@ -1295,6 +1295,52 @@ static void test_cache_within_interval(void **state)
         assert_int_equal(atomic_load(&f->rt.image_fs), 2);
 }
 
+/* The eviction manager's pass with nothing to rank reads the node alone: no
+ * CRI listing; a full snapshot within the interval serves it, and a node-only
+ * one never serves a caller that needs the pods. */
+static void test_node_only_eviction_view(void **state)
+{
+        struct fixture *f = *state;
+        ck_error_t err = NULL;
+        struct stats_eviction_view v;
+        assert_int_equal(stats_eviction_view(f->p, false, false, &v, &err), 0);
+        assert_false(v.has_pods);
+        assert_int_equal(v.n_pods, 0);
+        assert_true(v.memory.ok);
+        assert_true(v.nodefs.ok);
+        stats_eviction_view_release(&v);
+        assert_int_equal(atomic_load(&f->rt.list_containers), 0);
+        assert_int_equal(atomic_load(&f->rt.image_fs), 1);
+
+        /* the pods wanted: a full refresh, though the node-only one is recent */
+        assert_int_equal(stats_eviction_view(f->p, false, true, &v, &err), 0);
+        assert_true(v.has_pods);
+        assert_int_equal(v.n_pods, 2);
+        stats_eviction_view_release(&v);
+        assert_int_equal(atomic_load(&f->rt.list_containers), 1);
+
+        /* a summary and a node-only pass within the interval: the full one */
+        json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(json_array_size(json_object_get(s, "pods")), 2);
+        json_decref(s);
+        assert_int_equal(stats_eviction_view(f->p, false, false, &v, &err), 0);
+        stats_eviction_view_release(&v);
+        assert_int_equal(atomic_load(&f->rt.list_containers), 1);
+        assert_int_equal(atomic_load(&f->rt.image_fs), 2);
+
+        /* fresh and node-only after the interval; then a summary lists again */
+        advance(f, INTERVAL_MS * 1000000ll);
+        assert_int_equal(stats_eviction_view(f->p, true, false, &v, &err), 0);
+        stats_eviction_view_release(&v);
+        assert_int_equal(atomic_load(&f->rt.list_containers), 1);
+        s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(json_array_size(json_object_get(s, "pods")), 2);
+        json_decref(s);
+        assert_int_equal(atomic_load(&f->rt.list_containers), 2);
+}
+
 static void *summary_thread(void *arg)
 {
         struct fixture *f = arg;
@@ -1600,6 +1646,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_summary_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_within_interval, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_concurrent_callers, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_node_only_eviction_view, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_text, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_error, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_from_runtime, setup, teardown),
