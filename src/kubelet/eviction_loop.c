@@ -300,9 +300,9 @@ static bool has_local_limits(const struct pod *pod)
 
 /* The pods' usage is read when a pass needs it: a pod has a local storage
  * limit, or a threshold is met and the pods must be ranked.  Otherwise the
- * node's signals alone: a pass then costs no CRI call and no walk of the
- * pods' cgroups (upstream reads cAdvisor's cache, which its housekeeping
- * refreshes every 10 s whoever asks). */
+ * node's signals alone: a pass then costs no CRI listing (one ImageFsInfo)
+ * and no walk of the pods' cgroups (upstream reads cAdvisor's cache, which
+ * its housekeeping refreshes every 10 s whoever asks). */
 static bool any_local_limits(struct eviction_loop *l)
 {
         size_t n = 0;
@@ -334,14 +334,19 @@ static char **synchronize(struct eviction_loop *l)
                 /* a threshold is met: the pods' usage, to rank them, and the
                  * observations of that same snapshot, so that the next pass
                  * on it sees no new observation (upstream's
-                 * thresholdsUpdatedStats) */
-                stats_eviction_view_release(&v);
-                if (stats_eviction_view(l->stats, false, true, &v, &err) < 0) {
+                 * thresholdsUpdatedStats).  When the pods cannot be read,
+                 * the node's observations still set the conditions; no pod
+                 * is evicted. */
+                struct stats_eviction_view full;
+                if (stats_eviction_view(l->stats, false, true, &full, &err) == 0) {
+                        stats_eviction_view_release(&v);
+                        v = full;
+                        observations_of(&v, obs);
+                } else {
                         LOG_ERROR("Eviction manager: failed to get summary stats", "err=\"%s\"",
                                   ck_error_msg(err));
-                        return NULL;
+                        ck_error_release(&err);
                 }
-                observations_of(&v, obs);
         }
         struct eviction_decision d;
         eviction_observe(l->state, obs, fs_now_mono_ms(), &d);
@@ -396,15 +401,8 @@ static char **synchronize(struct eviction_loop *l)
                         ck_error_release(&err);
                 }
         }
-        if (!v.has_pods) {
-                /* the pods' usage, to rank them */
-                stats_eviction_view_release(&v);
-                if (stats_eviction_view(l->stats, false, true, &v, &err) < 0) {
-                        LOG_ERROR("Eviction manager: failed to get summary stats", "err=\"%s\"",
-                                  ck_error_msg(err));
-                        return NULL;
-                }
-        }
+        if (!v.has_pods) /* they could not be read above: nothing to rank */
+                goto out;
         char *uid = evict_one(l, t, d.hard, obs, &v);
         if (uid) {
                 evicted = xcalloc(2, sizeof(*evicted));

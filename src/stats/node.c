@@ -313,16 +313,19 @@ static void root_container(struct stats_provider *p, struct stats_snapshot *s, i
         s->n_root_fs = stats__root_fs_read(p->partitions, p->n_partitions, diskstats, &s->root_fs);
 }
 
-void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns)
+void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns,
+                         bool full)
 {
         struct stats_node *n = &s->node;
         n->start_ns = p->boot_time_ns;
         stats__cgroup_stats(p, "/", now_ns, &n->cpu, &n->memory, &n->swap, &n->io);
         node_from_proc(p, n, now_ns);
-        node_network(p, n, now_ns);
         node_fs(p, s, now_ns);
         node_rlimit(p, &n->rlimit, now_ns);
         system_containers(p, n, now_ns);
+        if (!full)
+                return;
+        node_network(p, n, now_ns);
         root_container(p, s, now_ns);
         raw_cgroups(p, s, now_ns);
 }

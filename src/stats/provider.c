@@ -153,7 +153,7 @@ int stats_provider_new(const struct stats_options *o, struct stats_provider **ou
 
         /* a first CPU sample of the node and the system containers */
         struct stats_snapshot *prime = stats__snapshot_new();
-        stats__collect_node(p, prime, p->created_ns);
+        stats__collect_node(p, prime, p->created_ns, true);
         stats__snapshot_unref(prime);
         *out = p;
         return 0;
@@ -190,8 +190,9 @@ void stats_provider_free(struct stats_provider *p)
         free(p);
 }
 
-/* pods false: the node's part alone (no CRI listing, no walk of the pods'
- * cgroups); the CPU cache keeps the pods' samples for the next full one */
+/* pods false: the eviction manager's signals alone (no CRI listing, no walk
+ * of the pods' cgroups; one ImageFsInfo); the CPU cache keeps the pods'
+ * samples for the next full one */
 static struct stats_snapshot *refresh(struct stats_provider *p, bool pods)
 {
         struct stats_snapshot *s = stats__snapshot_new();
@@ -201,7 +202,7 @@ static struct stats_snapshot *refresh(struct stats_provider *p, bool pods)
         int64_t now = stats__now_real(p);
         int64_t t0 = fs_now_mono_us();
         int64_t cri0 = cri_client_busy_us(p->runtime);
-        stats__collect_node(p, s, now);
+        stats__collect_node(p, s, now, pods);
         int64_t t1 = fs_now_mono_us();
         stats__collect_image_fs(p, s);
         if (pods) {

@@ -208,7 +208,8 @@ struct stats_eviction_view {
 /* fresh: a snapshot taken now (upstream's Get(updateStats=true) after a
  * reclaim), else the cached one.  pods: with the pods' usage (to rank them,
  * or to check their local storage limits); without, the node's signals
- * alone, which cost no CRI call and no walk of the pods' cgroups.  Errors
+ * alone, which cost no CRI listing (one ImageFsInfo) and no walk of the
+ * pods' cgroups.  Errors
  * (pods only): the pods could not be listed ("failed to list pod stats:
  * ..."). */
 int stats_eviction_view(struct stats_provider *p, bool fresh, bool pods,

@@ -598,7 +598,12 @@ struct stats_snapshot *stats__get(struct stats_provider *p);
 struct stats_snapshot *stats__get_since(struct stats_provider *p, int64_t since_mono_ns, bool pods);
 
 /* Collectors, run by the refreshing thread (node.c, pods.c). */
-void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns);
+/* full false: the eviction manager's signals alone (memory, the system
+ * containers, the filesystems, the pid limit); not the network, the root's
+ * block I/O and filesystems or the raw cgroups (their fds), which only the
+ * Summary and /metrics/cadvisor show and a node-only snapshot never serves */
+void stats__collect_node(struct stats_provider *p, struct stats_snapshot *s, int64_t now_ns,
+                         bool full);
 /* CPU of a cgroup into cpu (usageNanoCores from the cache, 0 when unknown,
  * as cAdvisor's), memory, swap and io when given (may be NULL).  limit_*:
  * the machine's for the root.  Returns false when the cgroup has no stats. */

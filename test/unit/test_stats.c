@@ -452,6 +452,7 @@ struct runtime {
         bool no_sandbox_stats; /* ListPodSandboxStats is UNIMPLEMENTED */
         int fail_containers;   /* != 0: ListContainers fails with this code */
         int fail_image_fs;
+        atomic_bool hold_image_fs; /* ImageFsInfo waits while set */
         const char *image_mountpoint;
         atomic_int list_containers, list_sandboxes, sandbox_stats, container_stats, image_fs;
 };
@@ -736,6 +737,8 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                 pack_reply(reply, &out.base);
         } else if (METHOD(req->path, "ImageService/ImageFsInfo")) {
                 atomic_fetch_add(&rt->image_fs, 1);
+                while (atomic_load(&rt->hold_image_fs))
+                        usleep(1000);
                 if (rt->fail_image_fs) {
                         fail_reply(reply, rt->fail_image_fs);
                         return;
@@ -1325,20 +1328,88 @@ static void test_node_only_eviction_view(void **state)
         assert_int_equal(json_array_size(json_object_get(s, "pods")), 2);
         json_decref(s);
         assert_int_equal(stats_eviction_view(f->p, false, false, &v, &err), 0);
+        assert_false(v.has_pods);
+        assert_int_equal(v.n_pods, 0);
         stats_eviction_view_release(&v);
         assert_int_equal(atomic_load(&f->rt.list_containers), 1);
         assert_int_equal(atomic_load(&f->rt.image_fs), 2);
 
-        /* fresh and node-only after the interval; then a summary lists again */
-        advance(f, INTERVAL_MS * 1000000ll);
+        /* fresh, within the interval: read again, the node alone; then a
+         * summary lists again */
+        advance(f, 1000000);
         assert_int_equal(stats_eviction_view(f->p, true, false, &v, &err), 0);
         stats_eviction_view_release(&v);
+        assert_int_equal(atomic_load(&f->rt.image_fs), 3);
         assert_int_equal(atomic_load(&f->rt.list_containers), 1);
         s = stats_summary_json(f->p, false, &err);
         assert_non_null(s);
         assert_int_equal(json_array_size(json_object_get(s, "pods")), 2);
         json_decref(s);
         assert_int_equal(atomic_load(&f->rt.list_containers), 2);
+}
+
+/* The node's signals while the runtime cannot list its containers: the
+ * node-only view works, the one with the pods fails. */
+static void test_node_only_eviction_view_runtime_fails(void **state)
+{
+        struct fixture *f = *state;
+        f->rt.fail_containers = GRPC_UNAVAILABLE;
+        ck_error_t err = NULL;
+        struct stats_eviction_view v;
+        assert_int_equal(stats_eviction_view(f->p, false, false, &v, &err), 0);
+        assert_true(v.memory.ok);
+        stats_eviction_view_release(&v);
+        assert_true(stats_eviction_view(f->p, false, true, &v, &err) < 0);
+        assert_non_null(err);
+        ck_error_release(&err);
+}
+
+static void *node_only_thread(void *arg)
+{
+        struct fixture *f = arg;
+        ck_error_t err = NULL;
+        struct stats_eviction_view v;
+        if (stats_eviction_view(f->p, false, false, &v, &err) < 0)
+                return NULL;
+        bool ok = !v.has_pods && v.n_pods == 0;
+        stats_eviction_view_release(&v);
+        return ok ? arg : NULL;
+}
+
+static void *summary_pods_thread(void *arg)
+{
+        struct fixture *f = arg;
+        ck_error_t err = NULL;
+        json_t *s = stats_summary_json(f->p, false, &err);
+        size_t n = s ? json_array_size(json_object_get(s, "pods")) : 0;
+        json_decref(s);
+        return n == 2 ? arg : NULL;
+}
+
+/* A summary that arrives while a node-only refresh runs waits for it, then
+ * refreshes with the pods: it never gets the node-only snapshot. */
+static void test_summary_waits_out_node_only_refresh(void **state)
+{
+        struct fixture *f = *state;
+        atomic_store(&f->rt.hold_image_fs, true);
+        pthread_t node, summaries[4];
+        assert_int_equal(pthread_create(&node, NULL, node_only_thread, f), 0);
+        while (atomic_load(&f->rt.image_fs) == 0)
+                usleep(1000);
+        /* the node-only refresh is under way (held in ImageFsInfo) */
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(pthread_create(&summaries[i], NULL, summary_pods_thread, f), 0);
+        usleep(50000);
+        atomic_store(&f->rt.hold_image_fs, false);
+        void *ret;
+        assert_int_equal(pthread_join(node, &ret), 0);
+        assert_ptr_equal(ret, f);
+        for (size_t i = 0; i < 4; i++) {
+                assert_int_equal(pthread_join(summaries[i], &ret), 0);
+                assert_ptr_equal(ret, f);
+        }
+        /* one full refresh for the four */
+        assert_int_equal(atomic_load(&f->rt.list_containers), 1);
 }
 
 static void *summary_thread(void *arg)
@@ -1647,6 +1718,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_cache_within_interval, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_concurrent_callers, setup, teardown),
             cmocka_unit_test_setup_teardown(test_node_only_eviction_view, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_node_only_eviction_view_runtime_fails, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_summary_waits_out_node_only_refresh, setup,
+                                            teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_text, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_error, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_from_runtime, setup, teardown),
