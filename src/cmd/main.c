@@ -45,6 +45,12 @@ int main(int argc, char **argv)
          * 8 pod workers, 4 probe threads and the rest that cost megabytes of
          * RSS for nothing (bench/README.md).  Two arenas are plenty. */
         mallopt(M_ARENA_MAX, 2);
+        /* A fixed mmap threshold (which also stops glibc from raising it and
+         * the trim threshold): an answer of megabytes (/metrics/cadvisor,
+         * the summary) is mapped and unmapped, not left in an arena.  50
+         * static pods scraped six times: 17.1 MB of RSS after, 12.5 MB with
+         * it (bench/README.md). */
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
         kubelet_config_defaults(&cfg);
         if (kubelet_flags_parse(&cfg, argc, argv, &action, &err) < 0) {
                 fprintf(stderr, "ckubelet: %s\n", ck_error_msg(err));
