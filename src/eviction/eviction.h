@@ -200,6 +200,11 @@ struct eviction_local_usage {
 char *eviction_local_storage(const struct pod *pod, const struct eviction_local_usage *u,
                              const char **signal);
 
+/* Whether eviction_local_storage has a limit to check for the pod (an
+ * emptyDir's sizeLimit, the pod's limit (has_pod_limit, as its usage would
+ * give it), a container's own): without one, no usage of the pod is needed. */
+bool eviction_has_local_limits(const struct pod *pod, bool has_pod_limit);
+
 /* upstream Admit: with conditions, a non-critical pod is refused (reason
  * "Evicted", message "The node had condition: [MemoryPressure]. "), but
  * for a BestEffort one, under memory pressure alone a pod that is not

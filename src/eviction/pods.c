@@ -246,13 +246,39 @@ static const struct eviction_volume_usage *volume_usage(const struct eviction_lo
         return NULL;
 }
 
+/* the emptyDir volumes eviction_local_storage checks */
+static bool size_limited(const struct volume *v)
+{
+        return v->kind == VOLUME_EMPTY_DIR && v->has_size_limit && v->size_limit > 0;
+}
+
+/* the containers eviction_local_storage checks */
+static bool storage_limited(const struct container *c)
+{
+        return c->resources.limits.has_ephemeral_storage &&
+               c->resources.limits.ephemeral_storage != 0;
+}
+
+bool eviction_has_local_limits(const struct pod *pod, bool has_pod_limit)
+{
+        if (has_pod_limit)
+                return true;
+        for (size_t i = 0; i < pod->n_volumes; i++)
+                if (size_limited(&pod->volumes[i]))
+                        return true;
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (storage_limited(&pod->containers[i]))
+                        return true;
+        return false;
+}
+
 char *eviction_local_storage(const struct pod *pod, const struct eviction_local_usage *u,
                              const char **signal)
 {
         char q[64];
         for (size_t i = 0; i < pod->n_volumes; i++) {
                 const struct volume *v = &pod->volumes[i];
-                if (v->kind != VOLUME_EMPTY_DIR || !v->has_size_limit || v->size_limit <= 0)
+                if (!size_limited(v))
                         continue;
                 const struct eviction_volume_usage *vu = volume_usage(u, v->name);
                 if (vu == NULL || vu->used <= v->size_limit)
@@ -272,7 +298,7 @@ char *eviction_local_storage(const struct pod *pod, const struct eviction_local_
         for (size_t i = 0; i < pod->n_containers; i++) {
                 const struct container *c = &pod->containers[i];
                 const struct resource_list *l = &c->resources.limits;
-                if (!l->has_ephemeral_storage || l->ephemeral_storage == 0)
+                if (!storage_limited(c))
                         continue;
                 for (size_t j = 0; j < u->n_containers; j++) {
                         const struct eviction_container_usage *cu = &u->containers[j];

@@ -281,23 +281,6 @@ static void free_uids(char **uids)
         free(uids);
 }
 
-/* a limit evict_over_limits checks: an emptyDir's sizeLimit, a container's
- * ephemeral-storage limit (the pod's is their sum) */
-static bool has_local_limits(const struct pod *pod)
-{
-        for (size_t i = 0; i < pod->n_volumes; i++)
-                if (pod->volumes[i].kind == VOLUME_EMPTY_DIR && pod->volumes[i].has_size_limit &&
-                    pod->volumes[i].size_limit > 0)
-                        return true;
-        for (size_t i = 0; i < pod->n_containers; i++)
-                if (pod->containers[i].resources.limits.has_ephemeral_storage &&
-                    pod->containers[i].resources.limits.ephemeral_storage != 0)
-                        return true;
-        bool has = false;
-        admission_pod_ephemeral_storage_limit(pod, &has);
-        return has;
-}
-
 /* The pods' usage is read when a pass needs it: a pod has a local storage
  * limit, or a threshold is met and the pods must be ranked.  Otherwise the
  * node's signals alone: a pass then costs no CRI listing (one ImageFsInfo)
@@ -309,7 +292,9 @@ static bool any_local_limits(struct eviction_loop *l)
         struct pod **pods = l->active_pods(l->ctx, &n);
         bool any = false;
         for (size_t i = 0; i < n; i++) {
-                any = any || has_local_limits(pods[i]);
+                bool has_pod_limit = false;
+                admission_pod_ephemeral_storage_limit(pods[i], &has_pod_limit);
+                any = any || eviction_has_local_limits(pods[i], has_pod_limit);
                 pod_unref(pods[i]);
         }
         free(pods);

@@ -209,9 +209,8 @@ struct stats_eviction_view {
  * reclaim), else the cached one.  pods: with the pods' usage (to rank them,
  * or to check their local storage limits); without, the node's signals
  * alone, which cost no CRI listing (one ImageFsInfo) and no walk of the
- * pods' cgroups.  Errors
- * (pods only): the pods could not be listed ("failed to list pod stats:
- * ..."). */
+ * pods' cgroups.  Errors (pods only): the pods could not be listed
+ * ("failed to list pod stats: ..."). */
 int stats_eviction_view(struct stats_provider *p, bool fresh, bool pods,
                         struct stats_eviction_view *out, ck_error_t *err);
 void stats_eviction_view_release(struct stats_eviction_view *v);

@@ -359,6 +359,8 @@ static void local_storage_limits(void **state)
                                          .has_pod_limit = true,
                                          .pod_limit = 20 * Mi};
         const char *signal = NULL;
+        assert_true(eviction_has_local_limits(pod, true));
+        assert_true(eviction_has_local_limits(pod, false));
         /* within every limit (no sizeLimit on "other") */
         assert_null(eviction_local_storage(pod, &u, &signal));
         /* the emptyDir over its sizeLimit comes first */
@@ -386,6 +388,26 @@ static void local_storage_limits(void **state)
         u.dedicated_imagefs = true;
         assert_null(eviction_local_storage(pod, &u, &signal));
         pod_unref(pod);
+
+        /* the limits one by one: each is one; a sizeLimit of 0 and an
+         * emptyDir without one are none */
+        struct pod *none = api_pod("apiVersion: v1\nkind: Pod\nmetadata: {name: nolimit}\nspec:\n"
+                                   "  volumes: [{name: d, emptyDir: {}}, {name: z, emptyDir: "
+                                   "{sizeLimit: \"0\"}}]\n"
+                                   "  containers: [{name: a, image: x}]\n");
+        assert_false(eviction_has_local_limits(none, false));
+        assert_true(eviction_has_local_limits(none, true));
+        pod_unref(none);
+        struct pod *vol = api_pod("apiVersion: v1\nkind: Pod\nmetadata: {name: vol}\nspec:\n"
+                                  "  volumes: [{name: d, emptyDir: {sizeLimit: 1Mi}}]\n"
+                                  "  containers: [{name: a, image: x}]\n");
+        assert_true(eviction_has_local_limits(vol, false));
+        pod_unref(vol);
+        struct pod *ctr = api_pod("apiVersion: v1\nkind: Pod\nmetadata: {name: ctr}\nspec:\n"
+                                  "  containers: [{name: a, image: x}, {name: b, image: x, "
+                                  "resources: {limits: {ephemeral-storage: 1Mi}}}]\n");
+        assert_true(eviction_has_local_limits(ctr, false));
+        pod_unref(ctr);
 }
 
 int main(void)
