@@ -229,29 +229,10 @@ void grpc_conn_set_max_stream_id(struct grpc_conn *c, int32_t max)
 
 static int socket_connect(const char *path, int64_t deadline, ck_error_t *err)
 {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return transport_error(err, ENAMETOOLONG, "connect `%s`", path);
-        memcpy(sa.sun_path, path, strlen(path) + 1);
-
-        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return transport_error(err, errno, "socket");
-        for (;;) {
-                if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-                        break;
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EINPROGRESS)
-                        return transport_error(err, errno, "connect `%s`", path);
-                /* The listen backlog is full: try again shortly, within the deadline. */
-                if (deadline > 0 && fs_now_mono_ms() >= deadline)
-                        return transport_error(err, ETIMEDOUT, "connect `%s`", path);
-                poll(NULL, 0, 10);
-        }
-        int ret = fd;
-        fd = -1;
-        return ret;
+        int fd = net_unix_dial(path, deadline, err);
+        if (fd < 0 && err && *err)
+                (*err)->code = GRPC_UNAVAILABLE;
+        return fd;
 }
 
 /* A TCP connection to c->tcp_host:c->tcp_port, trying each address in turn. */

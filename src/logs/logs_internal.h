@@ -1,50 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internals of src/logs shared by its files, the unit tests and the fuzz
- * target: Go's RFC 3339 time parsing and the fixed-width formatting, the
- * CRI log line parser, URL query splitting, the tail start finder.  Pure except
+ * target: the CRI log line parser, URL query splitting, the tail start finder.  Pure except
  * logs_tail_start (reads a file).
  */
 #ifndef CK_LOGS_INTERNAL_H
 #define CK_LOGS_INTERNAL_H
 
 #include "logs/logs.h"
+#include "util/gotime.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* An instant and the UTC offset it was written with (what a Go time.Time
- * parsed from RFC 3339 keeps). */
-struct logs_time {
-        int64_t sec;    /* seconds since 1970-01-01T00:00:00Z */
-        int32_t nsec;   /* 0 .. 999999999 */
-        int32_t offset; /* seconds east of UTC */
-};
-
-/* Go's zero time.Time (0001-01-01T00:00:00Z) in seconds since the epoch. */
-#define LOGS_GO_ZERO_TIME_SEC (-62135596800LL)
-
-/* Parses s[0..len) as Go's time.Parse(time.RFC3339Nano or RFC3339, s)
- * does (both accept the same inputs): YYYY-MM-DDTH[H]:MM:SS, an optional
- * fraction after '.' or ',' (any number of digits, nanoseconds kept), then
- * 'Z' or +hh:mm / -hh:mm (hh <= 24, mm <= 60).  False when it does not. */
-bool logs_time_parse(const char *s, size_t len, struct logs_time *out);
-
-/* Longest output of logs_time_format, NUL included. */
-#define LOGS_TIME_BUF 40
-
-/* Writes t as Go's Format("2006-01-02T15:04:05.000000000Z07:00") in its own
- * offset ("Z" for 0) into buf; returns the length (NUL not counted). */
-size_t logs_time_format(const struct logs_time *t, char buf[LOGS_TIME_BUF]);
-
-/* a < b */
-bool logs_time_before(const struct logs_time *a, const struct logs_time *b);
-
 /* One parsed CRI log record.  msg borrows from the parsed line. */
 struct logs_record {
-        struct logs_time time;
+        struct go_time time;
         enum logs_stream stream; /* LOGS_STREAM_STDOUT or LOGS_STREAM_STDERR */
         bool partial;            /* tag P: the trailing '\n' was dropped from msg */
         const char *msg;         /* the message, '\n' included for full records */

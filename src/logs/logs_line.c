@@ -34,7 +34,7 @@ int logs_parse_cri_line(const char *line, size_t len, struct logs_record *out, c
                 *why = "timestamp is not found";
                 return -1;
         }
-        if (!logs_time_parse(f, n, &out->time)) {
+        if (!go_time_parse(f, n, &out->time)) {
                 *why = "unexpected timestamp format";
                 return -1;
         }

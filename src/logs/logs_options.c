@@ -104,10 +104,10 @@ static int decode_int64(const struct logs_query_pair *p, int64_t *out, ck_error_
  * differs for records stamped before 1970.) */
 static int decode_since_time(const struct logs_query_pair *p, int64_t *ns, ck_error_t *err)
 {
-        struct logs_time t;
+        struct go_time t;
         if (p->value_len == 0 || (p->value_len == 4 && memcmp(p->value, "null", 4) == 0))
                 return 0;
-        if (!logs_time_parse(p->value, p->value_len, &t)) {
+        if (!go_time_parse(p->value, p->value_len, &t)) {
                 cleanup_free char *q = str_go_quote(p->value, p->value_len);
                 return ck_error_make_code(err, 400,
                                           "decode query parameter sinceTime: parsing time %s as "

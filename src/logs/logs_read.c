@@ -80,7 +80,7 @@ static void reader_skip_rest(struct line_reader *r)
 struct writer {
         const struct logs_sink *sink;
         const struct logs_options *o;
-        struct logs_time since;
+        struct go_time since;
         int64_t remain;
         char *scratch;
         size_t scratch_cap;
@@ -89,9 +89,9 @@ struct writer {
 enum write_result { WRITE_OK, WRITE_LIMIT, WRITE_GONE };
 
 /* The instant of a realtime ns value. */
-static struct logs_time time_of_ns(int64_t ns)
+static struct go_time time_of_ns(int64_t ns)
 {
-        struct logs_time t = {.sec = ns / 1000000000, .nsec = (int32_t)(ns % 1000000000)};
+        struct go_time t = {.sec = ns / 1000000000, .nsec = (int32_t)(ns % 1000000000)};
         if (t.nsec < 0) {
                 t.nsec += 1000000000;
                 t.sec--;
@@ -102,13 +102,13 @@ static struct logs_time time_of_ns(int64_t ns)
 /* upstream's NewLogOptions: since is now - sinceSeconds (the Duration
  * product wraps as Go's int64 does), or sinceTime when that is later;
  * neither: Go's zero time, before which a record is still skipped. */
-static struct logs_time since_of(const struct logs_options *o, int64_t now_ns)
+static struct go_time since_of(const struct logs_options *o, int64_t now_ns)
 {
-        struct logs_time since = {.sec = LOGS_GO_ZERO_TIME_SEC};
+        struct go_time since = {.sec = GO_ZERO_TIME_SEC};
         if (o->since_seconds != 0) {
                 uint64_t d = (uint64_t)o->since_seconds * 1000000000u;
                 int64_t back = (int64_t)(0 - d);
-                struct logs_time now = time_of_ns(now_ns);
+                struct go_time now = time_of_ns(now_ns);
                 since.sec = now.sec + back / 1000000000;
                 since.nsec = now.nsec + (int32_t)(back % 1000000000);
                 if (since.nsec >= 1000000000) {
@@ -120,8 +120,8 @@ static struct logs_time since_of(const struct logs_options *o, int64_t now_ns)
                 }
         }
         if (o->since_time_ns != 0) {
-                struct logs_time t = time_of_ns(o->since_time_ns);
-                if (logs_time_before(&since, &t))
+                struct go_time t = time_of_ns(o->since_time_ns);
+                if (go_time_before(&since, &t))
                         since = t;
         }
         return since;
@@ -135,13 +135,13 @@ static bool stream_selected(const struct logs_options *o, enum logs_stream s)
 static enum write_result writer_write(struct writer *w, const struct logs_record *rec,
                                       bool add_prefix)
 {
-        if (logs_time_before(&rec->time, &w->since) || !stream_selected(w->o, rec->stream))
+        if (go_time_before(&rec->time, &w->since) || !stream_selected(w->o, rec->stream))
                 return WRITE_OK;
         const char *out = rec->msg;
         size_t len = rec->msg_len;
         if (w->o->timestamps && add_prefix) {
-                char ts[LOGS_TIME_BUF];
-                size_t plen = logs_time_format(&rec->time, ts);
+                char ts[GO_TIME_BUF];
+                size_t plen = go_time_format(&rec->time, ts);
                 if (w->scratch_cap < plen + 1 + len) {
                         w->scratch_cap = plen + 1 + len;
                         free(w->scratch);

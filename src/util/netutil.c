@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 void net_set_nodelay(int fd)
@@ -101,4 +102,31 @@ int net_tcp_dial(const char *host, const char *port, int64_t deadline_ms, bool n
                 }
         }
         return fd;
+}
+
+int net_unix_dial(const char *path, int64_t deadline_ms, ck_error_t *err)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return ck_error_make(err, ENAMETOOLONG, "connect `%s`", path);
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+
+        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return ck_error_make(err, errno, "socket");
+        for (;;) {
+                if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                        break;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EINPROGRESS)
+                        return ck_error_make(err, errno, "connect `%s`", path);
+                /* the listen backlog is full: again shortly, within the deadline */
+                if (deadline_ms > 0 && fs_now_mono_ms() >= deadline_ms)
+                        return ck_error_make(err, ETIMEDOUT, "connect `%s`", path);
+                poll(NULL, 0, 10);
+        }
+        int ret = fd;
+        fd = -1;
+        return ret;
 }

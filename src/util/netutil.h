@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * TCP connections as Go's net.Dialer makes them: each resolved address in
- * turn, a connect bounded by a deadline, TCP_NODELAY set (Go's default:
- * small writes of a stream or an RPC are not held back by Nagle's
- * algorithm waiting for the peer's delayed ACK).
+ * Unix socket connections, and TCP connections as Go's net.Dialer makes them: each resolved address
+ * in turn, a connect bounded by a deadline, TCP_NODELAY set (Go's default: small writes of a stream
+ * or an RPC are not held back by Nagle's algorithm waiting for the peer's delayed ACK).
  */
 #ifndef CK_UTIL_NETUTIL_H
 #define CK_UTIL_NETUTIL_H
@@ -19,6 +18,12 @@
  * or -1 with err set ("connect `host:port`", errno as its status). */
 int net_tcp_dial(const char *host, const char *port, int64_t deadline_ms, bool nonblock,
                  ck_error_t *err);
+
+/* Connects to the unix socket at path before deadline_ms (a full listen
+ * backlog is retried every 10 ms until then).  The descriptor is
+ * O_CLOEXEC and non-blocking.  A descriptor, or -1 with err set
+ * ("connect `path`", errno as its status). */
+int net_unix_dial(const char *path, int64_t deadline_ms, ck_error_t *err);
 
 /* TCP_NODELAY on a connected TCP socket (a no-op on other sockets). */
 void net_set_nodelay(int fd);

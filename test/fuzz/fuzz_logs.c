@@ -42,16 +42,16 @@ static void check_query(const char *in, size_t size)
 
 static void check_time(const char *s, size_t len)
 {
-        struct logs_time t, back;
-        if (!logs_time_parse(s, len, &t))
+        struct go_time t, back;
+        if (!go_time_parse(s, len, &t))
                 return;
-        char buf[LOGS_TIME_BUF];
-        size_t n = logs_time_format(&t, buf);
-        if (n < 30 || n >= LOGS_TIME_BUF || t.nsec < 0 || t.nsec > 999999999)
+        char buf[GO_TIME_BUF];
+        size_t n = go_time_format(&t, buf);
+        if (n < 30 || n >= GO_TIME_BUF || t.nsec < 0 || t.nsec > 999999999)
                 abort();
         /* "+24:60" is written "+25:00", which Go does not read back either */
         bool readable = t.offset < 25 * 3600 && t.offset > -25 * 3600;
-        if (logs_time_parse(buf, n, &back) != readable ||
+        if (go_time_parse(buf, n, &back) != readable ||
             (readable && (back.sec != t.sec || back.nsec != t.nsec || back.offset != t.offset)))
                 abort();
 }

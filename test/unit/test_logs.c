@@ -201,14 +201,14 @@ static void test_options_validation(void **state)
 
 static void check_time(const char *in, bool ok, const char *out)
 {
-        struct logs_time t;
-        bool got = logs_time_parse(in, strlen(in), &t);
+        struct go_time t;
+        bool got = go_time_parse(in, strlen(in), &t);
         if (got != ok)
                 fail_msg("%s: parsed %d", in, got);
         if (!ok)
                 return;
-        char buf[LOGS_TIME_BUF];
-        assert_int_equal(logs_time_format(&t, buf), strlen(out));
+        char buf[GO_TIME_BUF];
+        assert_int_equal(go_time_format(&t, buf), strlen(out));
         assert_string_equal(buf, out);
 }
 
@@ -239,13 +239,13 @@ static void test_time_parse_format(void **state)
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
                 check_time(bad[i], false, NULL);
 
-        struct logs_time a, b;
-        assert_true(logs_time_parse("2016-10-06T02:17:09.5+02:00", 27, &a));
-        assert_true(logs_time_parse("2016-10-06T00:17:09.5Z", 22, &b));
+        struct go_time a, b;
+        assert_true(go_time_parse("2016-10-06T02:17:09.5+02:00", 27, &a));
+        assert_true(go_time_parse("2016-10-06T00:17:09.5Z", 22, &b));
         assert_true(a.sec == b.sec && a.nsec == b.nsec);
         assert_int_equal(a.sec, 1475713029);
-        assert_true(logs_time_parse("0001-01-01T00:00:00Z", 20, &a));
-        assert_int_equal(a.sec, LOGS_GO_ZERO_TIME_SEC);
+        assert_true(go_time_parse("0001-01-01T00:00:00Z", 20, &a));
+        assert_int_equal(a.sec, GO_ZERO_TIME_SEC);
 }
 
 static void test_cri_line(void **state)

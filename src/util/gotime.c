@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * RFC 3339 times as Go's time package reads and writes them for the log
- * reader: time.Parse with the RFC3339 / RFC3339Nano layouts (upstream's
- * timeFormatIn and metav1.Time's query decoding) and Format with the
- * fixed-width RFC3339NanoFixed layout (upstream's timeFormatOut).
+ * RFC 3339 times as Go's time package reads and writes them (gotime.h).
  *
  * Go's general parser is more lenient than RFC 3339 and it is what decides
  * (its RFC 3339 fast path accepts a subset): a one-digit hour, ',' before
  * the fraction, more than nine fraction digits (cut to nanoseconds), zone
  * offsets up to 24 hours and 60 minutes.
  */
-#include "logs/logs_internal.h"
+#include "util/gotime.h"
 
 #include <stdio.h>
 
@@ -69,7 +66,7 @@ static void civil_from_days(int64_t days, int64_t *y, int *m, int *d)
         *y = year_of_era + era * 400 + (*m <= 2);
 }
 
-bool logs_time_parse(const char *s, size_t len, struct logs_time *out)
+bool go_time_parse(const char *s, size_t len, struct go_time *out)
 {
         int year = 0, month, day, hour, min, sec;
         if (len < 4)
@@ -135,7 +132,7 @@ bool logs_time_parse(const char *s, size_t len, struct logs_time *out)
         return true;
 }
 
-size_t logs_time_format(const struct logs_time *t, char buf[LOGS_TIME_BUF])
+size_t go_time_format(const struct go_time *t, char buf[GO_TIME_BUF])
 {
         int64_t wall = t->sec + t->offset;
         int64_t days = wall / 86400, rem = wall % 86400;
@@ -146,10 +143,9 @@ size_t logs_time_format(const struct logs_time *t, char buf[LOGS_TIME_BUF])
         int64_t y;
         int m, d;
         civil_from_days(days, &y, &m, &d);
-        int n =
-            snprintf(buf, LOGS_TIME_BUF, "%04lld-%02d-%02dT%02d:%02d:%02d.%09d", (long long)y, m, d,
-                     (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), (int)t->nsec);
-        if (n < 0 || n >= LOGS_TIME_BUF - 7)
+        int n = snprintf(buf, GO_TIME_BUF, "%04lld-%02d-%02dT%02d:%02d:%02d.%09d", (long long)y, m,
+                         d, (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), (int)t->nsec);
+        if (n < 0 || n >= GO_TIME_BUF - 7)
                 return 0;
         if (t->offset == 0) {
                 buf[n++] = 'Z';
@@ -163,11 +159,11 @@ size_t logs_time_format(const struct logs_time *t, char buf[LOGS_TIME_BUF])
                 zone = -zone;
         }
         int z =
-            snprintf(buf + n, LOGS_TIME_BUF - (size_t)n, "%c%02d:%02d", sign, zone / 60, zone % 60);
+            snprintf(buf + n, GO_TIME_BUF - (size_t)n, "%c%02d:%02d", sign, zone / 60, zone % 60);
         return z < 0 ? 0 : (size_t)(n + z);
 }
 
-bool logs_time_before(const struct logs_time *a, const struct logs_time *b)
+bool go_time_before(const struct go_time *a, const struct go_time *b)
 {
         return a->sec < b->sec || (a->sec == b->sec && a->nsec < b->nsec);
 }
