@@ -6,6 +6,11 @@
  * its headers gave the method, its DATA the one message.  The answer is
  * HEADERS (:status 200, content-type), DATA (prefix + message), then
  * trailers (grpc-status 0); an error is a Trailers-Only response.
+ *
+ * A unary method runs on a thread of its own (a call): it sees only a copy
+ * of its request, and hands its answer back through the connection's
+ * finished list and eventfd; only the connection's thread touches the session
+ * and the streams.  A connection ends once no call of it runs.
  */
 #include "grpc/grpc_server.h"
 #include "grpc/grpc.h"
@@ -31,6 +36,9 @@
 #define SERVER_MAX_CONNECTIONS 64
 #define SERVER_MAX_STREAMS 100
 #define SERVER_WINDOW_SIZE (4 * 1024 * 1024)
+/* A call's thread: handlers of the shim and the device plugin registration
+ * need little (no recursion, buffers on the heap). */
+#define SERVER_CALL_STACK (256 * 1024)
 
 struct srv_stream {
         int32_t id;
@@ -55,9 +63,30 @@ struct srv_stream {
         struct srv_stream *conn_next, **conn_pprev;
 };
 
+/* A unary call running on its own thread, then its answer. */
+struct srv_call {
+        struct srv_conn *conn;
+        struct srv_stream *st; /* touched by the connection's thread only */
+        const struct grpc_method *m;
+        uint8_t *req;
+        size_t req_len;
+        int64_t timeout_ms;
+        /* the answer */
+        uint8_t *resp;
+        size_t resp_len;
+        int code; /* 0: resp, else the error's gRPC status */
+        char *message;
+        struct srv_call *next;
+};
+
 struct srv_conn {
         struct grpc_server *server;
         int fd;
+        int wake_fd;          /* eventfd: a call finished */
+        pthread_mutex_t lock; /* guards finished and inflight */
+        pthread_cond_t idle;  /* inflight reached 0 */
+        struct srv_call *finished;
+        size_t inflight;
         bool broken; /* EOF or an error: the connection is done */
         pthread_t thread;
         atomic_bool done;
@@ -387,6 +416,35 @@ static void dispatch_stream(struct srv_conn *c, struct srv_stream *st, const str
         stream_flush(st);
 }
 
+static void *call_main(void *arg)
+{
+        struct srv_call *call = arg;
+        const struct grpc_method *m = call->m;
+        cleanup_error ck_error_t herr = NULL;
+        if (m->fn(m->ctx, call->req, call->req_len, call->timeout_ms, &call->resp, &call->resp_len,
+                  &herr) < 0) {
+                call->code = herr && herr->code > 0 && herr->code <= GRPC_UNAUTHENTICATED
+                                 ? herr->code
+                                 : GRPC_UNKNOWN;
+                call->message = xstrdup(herr ? ck_error_msg(herr) : "");
+                free(call->resp);
+                call->resp = NULL;
+                call->resp_len = 0;
+        }
+        struct srv_conn *c = call->conn;
+        pthread_mutex_lock(&c->lock);
+        call->next = c->finished;
+        c->finished = call;
+        uint64_t one = 1;
+        if (write(c->wake_fd, &one, sizeof(one)) < 0)
+                LOG_WARN("gRPC server: cannot wake the connection", "err=\"%s\"", strerror(errno));
+        /* after this the connection may end: nothing of it is touched */
+        if (--c->inflight == 0)
+                pthread_cond_signal(&c->idle);
+        pthread_mutex_unlock(&c->lock);
+        return NULL;
+}
+
 static void dispatch(struct srv_conn *c, struct srv_stream *st)
 {
         nghttp2_session *session = c->session;
@@ -411,29 +469,89 @@ static void dispatch(struct srv_conn *c, struct srv_stream *st)
                 dispatch_stream(c, st, m, req, req_len);
                 return;
         }
-        uint8_t *resp = NULL;
-        size_t resp_len = 0;
-        cleanup_error ck_error_t herr = NULL;
-        if (m->fn(m->ctx, req, req_len, st->timeout_ms, &resp, &resp_len, &herr) < 0) {
-                int code = herr && herr->code > 0 && herr->code <= GRPC_UNAUTHENTICATED
-                               ? herr->code
-                               : GRPC_UNKNOWN;
-                reply_error(session, st->id, code, herr ? ck_error_msg(herr) : "");
-                free(resp);
-                return;
+        struct srv_call *call = xcalloc(1, sizeof(*call));
+        call->conn = c;
+        call->st = st;
+        call->m = m;
+        call->req = xmalloc(req_len + 1);
+        if (req_len > 0)
+                memcpy(call->req, req, req_len);
+        call->req_len = req_len;
+        call->timeout_ms = st->timeout_ms;
+        st->in_handler = true;
+        pthread_mutex_lock(&c->lock);
+        c->inflight++;
+        pthread_mutex_unlock(&c->lock);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, SERVER_CALL_STACK);
+        pthread_t t;
+        int rc = pthread_create(&t, &attr, call_main, call);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) /* no thread: the call runs here, holding the connection */
+                call_main(call);
+}
+
+/* Submits the answer of a finished call (its stream may be gone). */
+static void call_answer(struct srv_conn *c, struct srv_call *call)
+{
+        struct srv_stream *st = call->st;
+        st->in_handler = false;
+        if (st->closed) {
+                stream_free(st);
+        } else if (call->code != 0) {
+                reply_error(c->session, st->id, call->code, call->message);
+        } else {
+                st->out = xmalloc(GRPC_PREFIX_SIZE + call->resp_len);
+                grpc_write_message_prefix(st->out, (uint32_t)call->resp_len);
+                if (call->resp_len > 0)
+                        memcpy(st->out + GRPC_PREFIX_SIZE, call->resp, call->resp_len);
+                st->out_len = GRPC_PREFIX_SIZE + call->resp_len;
+                nghttp2_nv hdrs[] = {
+                    NVS(":status", "200"),
+                    NVS("content-type", "application/grpc"),
+                };
+                nghttp2_data_provider prd = {.read_callback = srv_read_body};
+                nghttp2_submit_response(c->session, st->id, hdrs, ARRAY_SIZE(hdrs), &prd);
         }
-        st->out = xmalloc(GRPC_PREFIX_SIZE + resp_len);
-        grpc_write_message_prefix(st->out, (uint32_t)resp_len);
-        if (resp_len > 0)
-                memcpy(st->out + GRPC_PREFIX_SIZE, resp, resp_len);
-        free(resp);
-        st->out_len = GRPC_PREFIX_SIZE + resp_len;
-        nghttp2_nv hdrs[] = {
-            NVS(":status", "200"),
-            NVS("content-type", "application/grpc"),
-        };
-        nghttp2_data_provider prd = {.read_callback = srv_read_body};
-        nghttp2_submit_response(session, st->id, hdrs, ARRAY_SIZE(hdrs), &prd);
+}
+
+static void call_free(struct srv_call *call)
+{
+        free(call->req);
+        free(call->resp);
+        free(call->message);
+        free(call);
+}
+
+/* Takes the finished calls: answers them (answer false: the connection is
+ * ending, only frees them). */
+static void drain_done(struct srv_conn *c, bool answer)
+{
+        uint64_t v;
+        if (read(c->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+                LOG_WARN("gRPC server: cannot read the wake counter", "err=\"%s\"",
+                         strerror(errno));
+        pthread_mutex_lock(&c->lock);
+        struct srv_call *list = c->finished;
+        c->finished = NULL;
+        pthread_mutex_unlock(&c->lock);
+        /* the list is newest first: answer in the order they ended */
+        struct srv_call *rev = NULL;
+        while (list) {
+                struct srv_call *next = list->next;
+                list->next = rev;
+                rev = list;
+                list = next;
+        }
+        while (rev) {
+                struct srv_call *next = rev->next;
+                if (answer)
+                        call_answer(c, rev);
+                call_free(rev);
+                rev = next;
+        }
 }
 
 /* ---- a connection ---- */
@@ -473,15 +591,22 @@ static void serve(struct srv_conn *c)
                 if (!nghttp2_session_want_read(c->session) &&
                     !nghttp2_session_want_write(c->session))
                         break;
-                struct pollfd pfd[2] = {{.fd = c->fd, .events = POLLIN},
-                                        {.fd = c->server->stop_fd, .events = POLLIN}};
-                if (poll(pfd, 2, -1) < 0) {
+                struct pollfd pfd[3] = {{.fd = c->fd, .events = POLLIN},
+                                        {.fd = c->server->stop_fd, .events = POLLIN},
+                                        {.fd = c->wake_fd, .events = POLLIN}};
+                if (poll(pfd, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
                 }
                 if (pfd[1].revents & POLLIN)
                         break;
+                if (pfd[2].revents & POLLIN) {
+                        drain_done(c, true);
+                        continue;
+                }
+                if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
                 ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
                 if (n < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;
@@ -490,8 +615,13 @@ static void serve(struct srv_conn *c)
                 if (nghttp2_session_mem_recv(c->session, buf, (size_t)n) < 0)
                         break;
         }
-        /* no method runs now (they run on this thread): the streams still
-         * open go with the session */
+        /* the calls still running finish first (their answers dropped):
+         * then the streams still open go with the session */
+        pthread_mutex_lock(&c->lock);
+        while (c->inflight > 0)
+                pthread_cond_wait(&c->idle, &c->lock);
+        pthread_mutex_unlock(&c->lock);
+        drain_done(c, false);
         nghttp2_session_del(c->session);
         c->session = NULL;
         while (c->streams != NULL)
@@ -508,6 +638,14 @@ static void *conn_main(void *arg)
         return NULL;
 }
 
+static void conn_free(struct srv_conn *c)
+{
+        close(c->wake_fd);
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->idle);
+        free(c);
+}
+
 /* Joins and frees the connections whose threads ended (all of them when
  * all is true, after waiting for each).  Called with the lock held. */
 static void reap(struct grpc_server *s, bool all)
@@ -521,7 +659,7 @@ static void reap(struct grpc_server *s, bool all)
                 pthread_join(c->thread, NULL);
                 *pp = c->next;
                 s->n_conns--;
-                free(c);
+                conn_free(c);
         }
 }
 
@@ -558,13 +696,24 @@ static void *accept_main(void *arg)
                         close(fd);
                         continue;
                 }
+                int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                if (wake < 0) {
+                        pthread_mutex_unlock(&s->lock);
+                        LOG_WARN("gRPC server: eventfd failed, closing a new connection",
+                                 "path=\"%s\" err=\"%s\"", s->path, strerror(errno));
+                        close(fd);
+                        continue;
+                }
                 struct srv_conn *c = xcalloc(1, sizeof(*c));
                 c->server = s;
                 c->fd = fd;
+                c->wake_fd = wake;
+                pthread_mutex_init(&c->lock, NULL);
+                pthread_cond_init(&c->idle, NULL);
                 if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
                         pthread_mutex_unlock(&s->lock);
                         close(fd);
-                        free(c);
+                        conn_free(c);
                         continue;
                 }
                 c->next = s->conns;

@@ -6,10 +6,13 @@
  * Registration service (tests also play device plugins with it).
  *
  * One thread accepts, one thread per connection runs its nghttp2 server
- * session; a method's handler runs on its connection's thread (a slow
- * handler holds that connection's other streams, never another
- * connection).  Requests over 4 MiB (grpc-go's default limit) are refused
- * with RESOURCE_EXHAUSTED; an unknown method gets UNIMPLEMENTED.
+ * session.  A unary method's handler runs on a thread of its own, so the
+ * calls of one connection run side by side (a client such as the kubelet
+ * multiplexes all its CRI calls on one connection: a StopContainer that
+ * waits out a grace period holds none of the others); handlers must be
+ * thread-safe.  A server-streaming method runs on its connection's thread.
+ * Requests over 4 MiB (grpc-go's default limit) are refused with
+ * RESOURCE_EXHAUSTED; an unknown method gets UNIMPLEMENTED.
  */
 #ifndef CK_GRPC_GRPC_SERVER_H
 #define CK_GRPC_GRPC_SERVER_H
@@ -63,8 +66,8 @@ struct grpc_server;
 int grpc_server_start(const char *unix_path, const struct grpc_method *methods, size_t n,
                       struct grpc_server **out, ck_error_t *err);
 
-/* Stops accepting, closes the connections, waits for their threads (a
- * handler in progress finishes first), removes the socket file. */
+/* Stops accepting, closes the connections, waits for their threads (the
+ * handlers in progress finish first), removes the socket file. */
 void grpc_server_stop(struct grpc_server *s);
 
 #endif

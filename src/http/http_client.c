@@ -48,6 +48,7 @@ struct http_client {
         char *host, *port;
         struct http_client_options o;
         char *tls_name;
+        char *unix_path;
 
         int fd; /* -1: no connection */
         SSL *ssl;
@@ -103,6 +104,8 @@ struct http_client *http_client_new(const char *host, const char *port,
         c->o = *o;
         c->tls_name = o->tls_name ? xstrdup(o->tls_name) : NULL;
         c->o.tls_name = c->tls_name;
+        c->unix_path = o->unix_path ? xstrdup(o->unix_path) : NULL;
+        c->o.unix_path = c->unix_path;
         c->fd = -1;
         return c;
 }
@@ -140,6 +143,7 @@ void http_client_free(struct http_client *c)
         free(c->host);
         free(c->port);
         free(c->tls_name);
+        free(c->unix_path);
         free(c->mismatch_names);
         free(c);
 }
@@ -331,7 +335,8 @@ static int conn_open(struct http_client *c, int64_t deadline, ck_error_t *err)
         }
         ck_error_t derr = NULL;
         c->connect_errno = 0;
-        int fd = net_tcp_dial(c->host, c->port, dial_deadline, true, &derr);
+        int fd = c->unix_path ? net_unix_dial(c->unix_path, dial_deadline, &derr)
+                              : net_tcp_dial(c->host, c->port, dial_deadline, true, &derr);
         if (fd < 0) {
                 c->connect_errno = derr->status;
                 int code = derr->status == ETIMEDOUT && deadline > 0 && fs_now_mono_ms() >= deadline

@@ -5,11 +5,11 @@
  * lifecycle hooks (probe/http.c).
  *
  * One client is one connection to one host:port, plain TCP or TLS
- * (OpenSSL), kept alive between requests when asked and when the server
- * allows it (HTTP/1.1, no "Connection: close", a body with its own end).
- * A kept connection the server closed while idle is noticed before reuse;
- * a GET or HEAD whose reused connection breaks before any byte of the
- * answer is sent again once on a new one, as Go's transport does.
+ * (OpenSSL), or to a unix socket (the Docker Engine API), kept alive between requests when asked
+ * and when the server allows it (HTTP/1.1, no "Connection: close", a body with its own end). A kept
+ * connection the server closed while idle is noticed before reuse; a GET or HEAD whose reused
+ * connection breaks before any byte of the answer is sent again once on a new one, as Go's
+ * transport does.
  *
  * Bodies are read as they arrive, de-chunked, and gunzipped when the
  * request asked for gzip (Accept-Encoding, as Go's transport adds and
@@ -90,6 +90,8 @@ struct http_client_options {
         bool linger;                /* SO_LINGER {on, 1 s}: upstream's probe dialer */
         int64_t connect_timeout_ms; /* 0: the request's deadline only */
         const atomic_bool *stop;    /* borrowed, may be NULL */
+        const char *unix_path;      /* connect to this unix socket instead of host:port
+                                     * (host is then the Host header only) */
 };
 
 struct http_client;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A scripted fake apiserver for unit tests: plain HTTP/1.1 on 127.0.0.1,
- * answering each request with the next answer of a script (keep-alive
- * bodies or chunked streams) and recording what it received.  Header-only:
+ * A scripted fake apiserver for unit tests: plain HTTP/1.1 on 127.0.0.1
+ * (or a unix socket: the Docker Engine's API), answering each request with the next answer of a
+ * script (keep-alive bodies or chunked streams) and recording what it received.  Header-only:
  * include it in one test file (it needs cmocka included before it).
  */
 #ifndef CK_TEST_FAKE_APISERVER_H
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* One scripted answer, used in order. */
@@ -28,6 +29,9 @@ struct answer {
         const char *body;          /* sent with Content-Length; keep-alive */
         const char *const *chunks; /* else: a chunked stream of these, then closed */
         int hold_ms;               /* a stream: kept open this long after the chunks */
+        const char *raw;           /* else: raw_len bytes after a head without length,
+                                    * then closed (a hijacked Docker stream) */
+        size_t raw_len;
 };
 
 #define MAX_REQ 32
@@ -113,6 +117,18 @@ static bool read_request(struct fake *f, int fd)
 static bool answer(struct fake *f, int fd, const struct answer *a)
 {
         char head[256];
+        if (a->raw) {
+                int n = snprintf(head, sizeof(head),
+                                 "HTTP/1.1 %d OK\r\nContent-Type: "
+                                 "application/vnd.docker.raw-stream\r\n\r\n",
+                                 a->status);
+                write_all(fd, head, (size_t)n);
+                for (size_t off = 0; off < a->raw_len; off += 5) { /* in small pieces */
+                        write_all(fd, a->raw + off, a->raw_len - off < 5 ? a->raw_len - off : 5);
+                        usleep(1000);
+                }
+                return false;
+        }
         if (a->chunks == NULL) {
                 const char *body = a->body ? a->body : "";
                 int n = snprintf(head, sizeof(head),
@@ -178,13 +194,33 @@ static int listen_loopback(int *port)
         return fd;
 }
 
-static struct fake *fake_start(const struct answer *script, size_t n)
+__attribute__((unused)) static struct fake *fake_start(const struct answer *script, size_t n)
 {
         struct fake *f = xcalloc(1, sizeof(*f));
         f->script = script;
         f->n_script = n;
         pthread_mutex_init(&f->lock, NULL);
         f->fd = listen_loopback(&f->port);
+        assert_int_equal(listen(f->fd, 8), 0);
+        assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
+        return f;
+}
+
+/* The same fake on a new unix socket at path. */
+__attribute__((unused)) static struct fake *fake_start_unix(const struct answer *script, size_t n,
+                                                            const char *path)
+{
+        struct fake *f = xcalloc(1, sizeof(*f));
+        f->script = script;
+        f->n_script = n;
+        pthread_mutex_init(&f->lock, NULL);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        assert_true(strlen(path) < sizeof(a.sun_path));
+        strcpy(a.sun_path, path);
+        unlink(path);
+        f->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(f->fd >= 0);
+        assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof(a)), 0);
         assert_int_equal(listen(f->fd, 8), 0);
         assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
         return f;

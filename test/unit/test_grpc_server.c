@@ -2,7 +2,8 @@
 /* The gRPC server (grpc/grpc_server.c) on a unix socket, called by the
  * project's own client (grpc/grpc_conn.c): answers, errors in grpc-go's
  * words, unknown methods, oversized requests, the client's deadline, many
- * connections at once, and a stop with a client still connected. */
+ * connections at once, the calls of one connection side by side, and a
+ * stop with a client still connected. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -99,8 +100,47 @@ static int watch_forever(void *ctx, const uint8_t *req, size_t req_len,
         return 0;
 }
 
+static atomic_bool released;
+
+/* Waits (up to 5 s) until a Release call has run: answers "late" then,
+ * "stuck" when it never came. */
+static int block(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms, uint8_t **resp,
+                 size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)timeout_ms;
+        (void)err;
+        int waited = 0;
+        while (!atomic_load(&released) && waited < 5000) {
+                usleep(10000);
+                waited += 10;
+        }
+        const char *a = atomic_load(&released) ? "late" : "stuck";
+        *resp = (uint8_t *)xstrdup(a);
+        *resp_len = strlen(a);
+        return 0;
+}
+
+static int release(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms,
+                   uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)timeout_ms;
+        (void)err;
+        atomic_store(&released, true);
+        *resp = (uint8_t *)xstrdup("go");
+        *resp_len = 2;
+        return 0;
+}
+
 static const struct grpc_method methods[] = {
     {"/test.Svc/Echo", echo, NULL, NULL},
+    {"/test.Svc/Block", block, NULL, NULL},
+    {"/test.Svc/Release", release, NULL, NULL},
     {"/test.Svc/Fail", plain_error, NULL, NULL},
     {"/test.Svc/NotFound", not_found, NULL, NULL},
     {"/test.Svc/Watch", NULL, watch_then_fail, NULL},
@@ -120,7 +160,7 @@ static int setup(void **state)
         assert_non_null(mkdtemp(f->dir));
         snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
         ck_error_t err = NULL;
-        if (grpc_server_start(f->path, methods, 5, &f->server, &err) < 0)
+        if (grpc_server_start(f->path, methods, ARRAY_SIZE(methods), &f->server, &err) < 0)
                 fail_msg("start: %s", ck_error_msg(err));
         *state = f;
         return 0;
@@ -363,6 +403,101 @@ static void test_stop_with_a_stream_half_sent(void **state)
         close(fd);
 }
 
+/* The answers of a raw client's streams, and how many ended. */
+struct raw_answers {
+        char data[4][16];
+        int n_closed;
+};
+
+static int raw_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data,
+                    size_t len, void *user_data)
+{
+        (void)session;
+        (void)flags;
+        (void)user_data;
+        struct raw_answers *a = nghttp2_session_get_stream_user_data(session, stream_id);
+        /* the message after its 5-byte prefix; stream ids 1 and 3 */
+        if (a && len > 5 && len - 5 < sizeof(a->data[0]))
+                memcpy(a->data[stream_id / 2], data + 5, len - 5);
+        return 0;
+}
+
+static int raw_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+                     void *user_data)
+{
+        (void)error_code;
+        (void)user_data;
+        struct raw_answers *a = nghttp2_session_get_stream_user_data(session, stream_id);
+        (void)stream_id;
+        if (a)
+                a->n_closed++;
+        return 0;
+}
+
+static ssize_t raw_empty_body(nghttp2_session *session, int32_t stream_id, uint8_t *buf,
+                              size_t length, uint32_t *data_flags, nghttp2_data_source *source,
+                              void *user_data)
+{
+        (void)session;
+        (void)stream_id;
+        (void)length;
+        (void)source;
+        (void)user_data;
+        /* one empty message: its prefix */
+        memset(buf, 0, 5);
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+        return 5;
+}
+
+/* Two calls on one connection, as grpc-go multiplexes them: the first
+ * waits until the second has run, so it answers "late" only when they run
+ * side by side ("stuck" after 5 s when the calls of a connection run one
+ * after the other). */
+static void test_calls_of_a_connection_run_side_by_side(void **state)
+{
+        struct fixture *f = *state;
+        atomic_store(&released, false);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        nghttp2_session_callbacks *cbs;
+        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, raw_data);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cbs, raw_close);
+        nghttp2_session *session;
+        assert_int_equal(nghttp2_session_client_new(&session, cbs, &fd), 0);
+        nghttp2_session_callbacks_del(cbs);
+        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+        struct raw_answers a = {0};
+        const char *paths[] = {"/test.Svc/Block", "/test.Svc/Release"};
+        for (int k = 0; k < 2; k++) {
+                const char *names[] = {":method", ":scheme", ":path", ":authority", "content-type"};
+                const char *values[] = {"POST", "http", paths[k], "localhost", "application/grpc"};
+                nghttp2_nv nv[5];
+                for (int i = 0; i < 5; i++)
+                        nv[i] =
+                            (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i],
+                                         strlen(names[i]), strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
+                nghttp2_data_provider prd = {.read_callback = raw_empty_body};
+                assert_int_equal(nghttp2_submit_request(session, NULL, nv, 5, &prd, &a), 1 + 2 * k);
+        }
+        assert_int_equal(nghttp2_session_send(session), 0);
+        uint8_t buf[4096];
+        while (a.n_closed < 2) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+                assert_true(n > 0);
+                assert_true(nghttp2_session_mem_recv(session, buf, (size_t)n) == n);
+                assert_int_equal(nghttp2_session_send(session), 0);
+        }
+        assert_string_equal(a.data[1], "go");
+        assert_string_equal(a.data[0], "late");
+        nghttp2_session_del(session);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -371,6 +506,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_stop_with_a_client, setup, teardown),
             cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
             cmocka_unit_test_setup_teardown(test_stop_with_a_stream_half_sent, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_calls_of_a_connection_run_side_by_side, setup,
+                                            teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Docker Engine API client's exchange (docker.h): a pool of HTTP/1.1
+ * connections on the engine's unix socket, the version prefix, the
+ * engine's error answers ({"message": "..."}) made errors.
+ */
+#include "libdocker/docker.h"
+#include "util/cleanup.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Idle connections kept for the next calls. */
+#define DOCKER_IDLE_MAX 8
+#define DOCKER_READ_CHUNK (64 * 1024)
+/* The Host header of every request: the engine ignores it, Go's client
+ * sends the socket's placeholder name. */
+#define DOCKER_HOST "docker"
+
+struct docker_client {
+        char *path;
+        int64_t timeout_ms;
+        pthread_mutex_t lock; /* guards idle */
+        struct http_client *idle[DOCKER_IDLE_MAX];
+        size_t n_idle;
+};
+
+static struct http_client *conn_get(struct docker_client *d)
+{
+        struct http_client *c = NULL;
+        pthread_mutex_lock(&d->lock);
+        if (d->n_idle > 0)
+                c = d->idle[--d->n_idle];
+        pthread_mutex_unlock(&d->lock);
+        if (c)
+                return c;
+        struct http_client_options o = {.keep_alive = true, .unix_path = d->path};
+        return http_client_new(DOCKER_HOST, "80", &o);
+}
+
+static void conn_put(struct docker_client *d, struct http_client *c)
+{
+        http_client_end(c);
+        pthread_mutex_lock(&d->lock);
+        if (d->n_idle < DOCKER_IDLE_MAX) {
+                d->idle[d->n_idle++] = c;
+                c = NULL;
+        }
+        pthread_mutex_unlock(&d->lock);
+        http_client_free(c);
+}
+
+static int status_code(int status)
+{
+        switch (status) {
+        case 304:
+                return DOCKER_ERR_NOT_MODIFIED;
+        case 400:
+                return DOCKER_ERR_INVALID;
+        case 404:
+                return DOCKER_ERR_NOT_FOUND;
+        case 409:
+                return DOCKER_ERR_CONFLICT;
+        default:
+                return DOCKER_ERR_SERVER;
+        }
+}
+
+/* The engine's message of an error answer: its JSON "message", else the
+ * body as text, else the status. */
+static char *error_message(int status, const char *body, size_t len)
+{
+        if (len > 0) {
+                json_t *j = json_loadb(body, len, 0, NULL);
+                const char *m = json_string_value(json_object_get(j, "message"));
+                if (m && *m) {
+                        char *s = xstrdup(m);
+                        json_decref(j);
+                        return s;
+                }
+                json_decref(j);
+                size_t n = len;
+                while (n > 0 && (body[n - 1] == '\n' || body[n - 1] == '\r'))
+                        n--;
+                if (n > 0)
+                        return xasprintf("%.*s", (int)(n > 512 ? 512 : n), body);
+        }
+        return xasprintf("status %d", status);
+}
+
+static int http_failure(ck_error_t *err, ck_error_t *herr, const char *what)
+{
+        int code = (*herr)->code == HTTP_ERR_TIMEOUT ? DOCKER_ERR_TIMEOUT : DOCKER_ERR_UNAVAILABLE;
+        ck_error_make_code(err, code, "%s: %s", what, ck_error_msg(*herr));
+        ck_error_release(herr);
+        return -1;
+}
+
+int docker_do(struct docker_client *d, const struct docker_request *r, const char *what,
+              docker_chunk_fn chunk, void *ctx, char **body, size_t *len, ck_error_t *err)
+{
+        if (body)
+                *body = NULL;
+        if (len)
+                *len = 0;
+        int64_t timeout = r->timeout_ms > 0 ? r->timeout_ms : d->timeout_ms;
+        int64_t deadline = timeout > 0 ? fs_now_mono_ms() + timeout : 0;
+        cleanup_free char *target = xasprintf("/v" DOCKER_API_VERSION "%s", r->path);
+        struct http_field fields[8];
+        size_t nf = 0;
+        if (r->body)
+                fields[nf++] = (struct http_field){"Content-Type", "application/json"};
+        for (size_t i = 0; i < r->n_headers && nf < sizeof(fields) / sizeof(fields[0]); i++)
+                fields[nf++] = r->headers[i];
+        struct http_request_spec spec = {
+            .method = r->method,
+            .target = target,
+            .host = DOCKER_HOST,
+            .headers = fields,
+            .n_headers = nf,
+            .body = r->body,
+            .body_len = r->body_len,
+        };
+        struct http_client *c = conn_get(d);
+        struct http_answer a;
+        cleanup_error ck_error_t herr = NULL;
+        if (http_client_send(c, &spec, deadline, &a, &herr) < 0) {
+                http_client_free(c);
+                return http_failure(err, &herr, what);
+        }
+        bool ok = a.status >= 200 && a.status < 300;
+        int status = a.status;
+        http_answer_clear(&a);
+
+        cleanup_free char *buf = NULL;
+        size_t n = 0, cap = 0;
+        cleanup_free char *piece = chunk && ok ? xmalloc(DOCKER_READ_CHUNK) : NULL;
+        for (;;) {
+                if (piece) {
+                        ssize_t got =
+                            http_client_read(c, piece, DOCKER_READ_CHUNK, deadline, &herr);
+                        if (got < 0) {
+                                http_client_free(c);
+                                return http_failure(err, &herr, what);
+                        }
+                        if (got == 0)
+                                break;
+                        if (chunk(ctx, piece, (size_t)got, err) < 0) {
+                                http_client_free(c);
+                                return ck_error_wrap(err, "%s", what);
+                        }
+                        continue;
+                }
+                if (cap - n < 4096) {
+                        cap = cap ? cap * 2 : 16384;
+                        buf = xrealloc(buf, cap + 1);
+                }
+                ssize_t got = http_client_read(c, buf + n, cap - n, deadline, &herr);
+                if (got < 0) {
+                        http_client_free(c);
+                        return http_failure(err, &herr, what);
+                }
+                if (got == 0)
+                        break;
+                n += (size_t)got;
+                if (n > DOCKER_MAX_ANSWER) {
+                        http_client_free(c);
+                        return ck_error_make_code(err, DOCKER_ERR_PROTOCOL,
+                                                  "%s: the answer exceeds %u bytes", what,
+                                                  DOCKER_MAX_ANSWER);
+                }
+        }
+        conn_put(d, c);
+        if (buf)
+                buf[n] = '\0';
+        if (!ok) {
+                cleanup_free char *m = error_message(status, buf, n);
+                return ck_error_make_code(err, status_code(status), "%s: %s", what, m);
+        }
+        if (body) {
+                *body = buf ? buf : xstrdup("");
+                buf = NULL;
+        }
+        if (len)
+                *len = n;
+        return 0;
+}
+
+int docker_do_json(struct docker_client *d, const char *method, const char *path, json_t *body,
+                   const char *what, json_t **out, ck_error_t *err)
+{
+        if (out)
+                *out = NULL;
+        cleanup_free char *req = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        if (body && req == NULL)
+                return ck_error_make_code(err, DOCKER_ERR_INVALID, "%s: encode the request", what);
+        struct docker_request r = {
+            .method = method, .path = path, .body = req, .body_len = req ? strlen(req) : 0};
+        cleanup_free char *ans = NULL;
+        size_t len = 0;
+        if (docker_do(d, &r, what, NULL, NULL, out ? &ans : NULL, &len, err) < 0)
+                return -1;
+        if (out == NULL)
+                return 0;
+        json_error_t jerr;
+        *out = json_loadb(ans, len, JSON_DECODE_ANY, &jerr);
+        if (*out == NULL)
+                return ck_error_make_code(err, DOCKER_ERR_PROTOCOL, "%s: decode the answer: %s",
+                                          what, jerr.text);
+        return 0;
+}
+
+char *docker_escape(const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        size_t n = strlen(s);
+        char *out = xmalloc(3 * n + 1), *p = out;
+        for (; *s; s++) {
+                unsigned char ch = (unsigned char)*s;
+                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+                        *p++ = (char)ch;
+                } else {
+                        *p++ = '%';
+                        *p++ = hex[ch >> 4];
+                        *p++ = hex[ch & 15];
+                }
+        }
+        *p = '\0';
+        return out;
+}
+
+/* Whether the API version a ("1.41") is at least b. */
+static bool api_at_least(const char *a, const char *b)
+{
+        unsigned long amaj = 0, amin = 0, bmaj = 0, bmin = 0;
+        if (sscanf(a, "%lu.%lu", &amaj, &amin) != 2 || sscanf(b, "%lu.%lu", &bmaj, &bmin) != 2)
+                return false;
+        return amaj > bmaj || (amaj == bmaj && amin >= bmin);
+}
+
+int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
+                       ck_error_t *err)
+{
+        *out = NULL;
+        const char *path = endpoint;
+        if (strncmp(endpoint, "unix://", 7) == 0)
+                path = endpoint + 7;
+        else if (strstr(endpoint, "://") != NULL)
+                return ck_error_make_code(err, DOCKER_ERR_INVALID,
+                                          "docker endpoint `%s`: only unix:// is supported",
+                                          endpoint);
+        if (*path != '/')
+                return ck_error_make_code(err, DOCKER_ERR_INVALID,
+                                          "docker endpoint `%s`: not an absolute socket path",
+                                          endpoint);
+        struct docker_client *d = xcalloc(1, sizeof(*d));
+        d->path = xstrdup(path);
+        d->timeout_ms = timeout_ms;
+        pthread_mutex_init(&d->lock, NULL);
+
+        struct docker_version v = {0};
+        if (docker_version(d, &v, err) < 0) {
+                docker_client_free(d);
+                return ck_error_wrap(err, "docker endpoint `%s`", endpoint);
+        }
+        if (!api_at_least(v.api_version, DOCKER_API_VERSION)) {
+                ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE,
+                                   "docker endpoint `%s`: Docker Engine %s speaks API %s, "
+                                   "older than the %s this client needs",
+                                   endpoint, v.version, v.api_version, DOCKER_API_VERSION);
+                docker_version_clear(&v);
+                docker_client_free(d);
+                return -1;
+        }
+        docker_version_clear(&v);
+        *out = d;
+        return 0;
+}
+
+void docker_client_free(struct docker_client *d)
+{
+        if (d == NULL)
+                return;
+        for (size_t i = 0; i < d->n_idle; i++)
+                http_client_free(d->idle[i]);
+        pthread_mutex_destroy(&d->lock);
+        free(d->path);
+        free(d);
+}
