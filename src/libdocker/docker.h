@@ -29,16 +29,17 @@
 /* The largest answer kept in memory (a list of containers or images). */
 #define DOCKER_MAX_ANSWER (64u * 1024 * 1024)
 
-/* err->code of a failed call. */
+/* err->code of a failed call: outside gRPC's codes (1..16), so that one
+ * passed on unmapped is noticed. */
 enum docker_error_code {
-        DOCKER_ERR_UNAVAILABLE = 1, /* no answer: the engine is away, the connection broke */
-        DOCKER_ERR_TIMEOUT,         /* the call's deadline passed */
-        DOCKER_ERR_NOT_FOUND,       /* 404: no such container, image, exec */
-        DOCKER_ERR_CONFLICT,        /* 409: a name in use, a running container */
-        DOCKER_ERR_NOT_MODIFIED,    /* 304: already started, already stopped */
-        DOCKER_ERR_INVALID,         /* 400: the engine refused the request */
-        DOCKER_ERR_SERVER,          /* any other failure the engine reported */
-        DOCKER_ERR_PROTOCOL,        /* an answer that does not decode */
+        DOCKER_ERR_UNAVAILABLE = 1001, /* no answer: the engine is away, the connection broke */
+        DOCKER_ERR_TIMEOUT,            /* the call's deadline passed */
+        DOCKER_ERR_NOT_FOUND,          /* 404: no such container, image, exec */
+        DOCKER_ERR_CONFLICT,           /* 409: a name in use, a running container */
+        DOCKER_ERR_NOT_MODIFIED,       /* 304: already started, already stopped */
+        DOCKER_ERR_INVALID,            /* 400: the engine refused the request */
+        DOCKER_ERR_SERVER,             /* any other failure the engine reported */
+        DOCKER_ERR_PROTOCOL,           /* an answer that does not decode */
 };
 
 struct docker_client;
@@ -51,6 +52,13 @@ struct docker_client;
 int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
                        ck_error_t *err);
 void docker_client_free(struct docker_client *d);
+/* Makes every call in progress and to come fail at once (DOCKER_ERR_
+ * UNAVAILABLE): for a shutdown that must not wait out a grace period or
+ * a pull.  Any thread. */
+void docker_client_cancel(struct docker_client *d);
+/* The same without asking the engine anything. */
+int docker_client_new(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
+                      ck_error_t *err);
 
 /* ---- the raw exchange (docker_client.c) -------------------------------- */
 
@@ -61,7 +69,7 @@ struct docker_request {
         size_t body_len;
         const struct http_field *headers; /* extra header fields (X-Registry-Auth) */
         size_t n_headers;
-        int64_t timeout_ms; /* 0: the client's */
+        int64_t timeout_ms; /* 0: the client's; negative: none (a pull) */
 };
 
 /* Called with each piece of a streamed answer body as it arrives; returns
@@ -189,8 +197,10 @@ int docker_image_list(struct docker_client *d, struct docker_image **out, size_t
 int docker_image_inspect(struct docker_client *d, const char *ref, struct docker_image *out,
                          ck_error_t *err);
 /* Pulls ref ("name[:tag|@digest]"); registry_auth: the X-Registry-Auth
- * value (base64url of the auth JSON) or NULL.  The engine reports a failed
- * pull inside its progress stream: that is an error too. */
+ * value (base64url of the auth JSON) or NULL; timeout_ms <= 0: no
+ * deadline (a pull takes what it takes; the caller's deadline, when it
+ * has one, is given).  The engine reports a failed pull inside its
+ * progress stream: that is an error too. */
 int docker_image_pull(struct docker_client *d, const char *ref, const char *registry_auth,
                       int64_t timeout_ms, ck_error_t *err);
 /* Removes the image ref names (a tag: only that tag, as `docker rmi`). */

@@ -10,6 +10,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 struct docker_client {
         char *path;
         int64_t timeout_ms;
+        atomic_bool stop;     /* docker_client_cancel */
         pthread_mutex_t lock; /* guards idle */
         struct http_client *idle[DOCKER_IDLE_MAX];
         size_t n_idle;
@@ -38,7 +40,7 @@ static struct http_client *conn_get(struct docker_client *d)
         pthread_mutex_unlock(&d->lock);
         if (c)
                 return c;
-        struct http_client_options o = {.keep_alive = true, .unix_path = d->path};
+        struct http_client_options o = {.keep_alive = true, .unix_path = d->path, .stop = &d->stop};
         return http_client_new(DOCKER_HOST, "80", &o);
 }
 
@@ -107,7 +109,10 @@ int docker_do(struct docker_client *d, const struct docker_request *r, const cha
                 *body = NULL;
         if (len)
                 *len = 0;
-        int64_t timeout = r->timeout_ms > 0 ? r->timeout_ms : d->timeout_ms;
+        if (atomic_load(&d->stop))
+                return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "%s: the client is stopping",
+                                          what);
+        int64_t timeout = r->timeout_ms > 0 ? r->timeout_ms : r->timeout_ms < 0 ? 0 : d->timeout_ms;
         int64_t deadline = timeout > 0 ? fs_now_mono_ms() + timeout : 0;
         cleanup_free char *target = xasprintf("/v" DOCKER_API_VERSION "%s", r->path);
         struct http_field fields[8];
@@ -243,8 +248,8 @@ static bool api_at_least(const char *a, const char *b)
         return amaj > bmaj || (amaj == bmaj && amin >= bmin);
 }
 
-int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
-                       ck_error_t *err)
+int docker_client_new(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
+                      ck_error_t *err)
 {
         *out = NULL;
         const char *path = endpoint;
@@ -262,7 +267,17 @@ int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_c
         d->path = xstrdup(path);
         d->timeout_ms = timeout_ms;
         pthread_mutex_init(&d->lock, NULL);
+        *out = d;
+        return 0;
+}
 
+int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_client **out,
+                       ck_error_t *err)
+{
+        *out = NULL;
+        struct docker_client *d = NULL;
+        if (docker_client_new(endpoint, timeout_ms, &d, err) < 0)
+                return -1;
         struct docker_version v = {0};
         if (docker_version(d, &v, err) < 0) {
                 docker_client_free(d);
@@ -280,6 +295,11 @@ int docker_client_open(const char *endpoint, int64_t timeout_ms, struct docker_c
         docker_version_clear(&v);
         *out = d;
         return 0;
+}
+
+void docker_client_cancel(struct docker_client *d)
+{
+        atomic_store(&d->stop, true);
 }
 
 void docker_client_free(struct docker_client *d)

@@ -459,9 +459,10 @@ int docker_decode_pull_progress(const char *line, size_t len, ck_error_t *err)
                 return ck_error_make_code(err, DOCKER_ERR_PROTOCOL, "pull progress: %s", jerr.text);
         const json_t *detail = json_object_get(j, "errorDetail");
         const char *msg = json_string_value(json_object_get(detail, "message"));
-        if (msg == NULL)
+        if (msg == NULL || *msg == '\0')
                 msg = json_string_value(json_object_get(j, "error"));
-        if (msg == NULL && (json_object_get(j, "error") || json_object_get(j, "errorDetail")))
+        if ((msg == NULL || *msg == '\0') &&
+            (json_object_get(j, "error") || json_object_get(j, "errorDetail")))
                 msg = "the engine reported an error";
         int rc = msg ? ck_error_make_code(err, DOCKER_ERR_SERVER, "%s", msg) : 0;
         json_decref(j);

@@ -102,7 +102,7 @@ int docker_image_pull(struct docker_client *d, const char *ref, const char *regi
             .path = path,
             .headers = registry_auth ? &auth : NULL,
             .n_headers = registry_auth ? 1 : 0,
-            .timeout_ms = timeout_ms,
+            .timeout_ms = timeout_ms > 0 ? timeout_ms : -1,
         };
         struct pull_stream p = {0};
         int rc = docker_do(d, &r, what, pull_chunk, &p, NULL, NULL, err);

@@ -23,7 +23,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* One scripted answer, used in order. */
+/* One scripted answer, used in order.  A stream is closed after its
+ * chunks, and says so (Connection: close): a client must not send its
+ * next request on it. */
 struct answer {
         int status;
         const char *body;          /* sent with Content-Length; keep-alive */
@@ -45,7 +47,7 @@ struct fake {
         size_t n_req, accepts;
         char req[MAX_REQ][512];   /* "METHOD target" */
         char head[MAX_REQ][1024]; /* the header lines */
-        char body[MAX_REQ][2048];
+        char body[MAX_REQ][8192];
 };
 
 static void write_all(int fd, const char *p, size_t n)
@@ -73,7 +75,7 @@ static bool wait_readable(struct fake *f, int fd, int timeout_ms)
 /* Reads one request; false at EOF.  Records it. */
 static bool read_request(struct fake *f, int fd)
 {
-        char buf[8192];
+        char buf[16384];
         size_t len = 0;
         char *end = NULL;
         while (end == NULL) {
@@ -141,7 +143,7 @@ static bool answer(struct fake *f, int fd, const struct answer *a)
         }
         int n = snprintf(head, sizeof(head),
                          "HTTP/1.1 %d OK\r\nContent-Type: application/json\r\n"
-                         "Transfer-Encoding: chunked\r\n\r\n",
+                         "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
                          a->status);
         write_all(fd, head, (size_t)n);
         for (const char *const *c = a->chunks; *c; c++) {

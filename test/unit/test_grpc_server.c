@@ -137,7 +137,23 @@ static int release(void *ctx, const uint8_t *req, size_t req_len, int64_t timeou
         return 0;
 }
 
+/* Answers after 300 ms. */
+static int slow(void *ctx, const uint8_t *req, size_t req_len, int64_t timeout_ms, uint8_t **resp,
+                size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)req;
+        (void)req_len;
+        (void)timeout_ms;
+        (void)err;
+        usleep(300 * 1000);
+        *resp = (uint8_t *)xstrdup("done");
+        *resp_len = 4;
+        return 0;
+}
+
 static const struct grpc_method methods[] = {
+    {"/test.Svc/Slow", slow, NULL, NULL},
     {"/test.Svc/Echo", echo, NULL, NULL},
     {"/test.Svc/Block", block, NULL, NULL},
     {"/test.Svc/Release", release, NULL, NULL},
@@ -498,6 +514,78 @@ static void test_calls_of_a_connection_run_side_by_side(void **state)
         close(fd);
 }
 
+/* A raw client's session on the fixture's socket. */
+static nghttp2_session *raw_session(struct fixture *f, int *fd)
+{
+        *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(*fd >= 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
+        assert_int_equal(connect(*fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        nghttp2_session_callbacks *cbs;
+        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, raw_frame_recv);
+        nghttp2_session *session;
+        assert_int_equal(nghttp2_session_client_new(&session, cbs, fd), 0);
+        nghttp2_session_callbacks_del(cbs);
+        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+        return session;
+}
+
+static int32_t raw_call(nghttp2_session *session, const char *path)
+{
+        const char *names[] = {":method", ":scheme", ":path", ":authority", "content-type"};
+        const char *values[] = {"POST", "http", path, "localhost", "application/grpc"};
+        nghttp2_nv nv[5];
+        for (int i = 0; i < 5; i++)
+                nv[i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i], strlen(names[i]),
+                                     strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
+        nghttp2_data_provider prd = {.read_callback = raw_empty_body};
+        int32_t id = nghttp2_submit_request(session, NULL, nv, 5, &prd, NULL);
+        assert_true(id > 0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        return id;
+}
+
+/* A call whose client resets its stream, then one whose client goes away,
+ * then a stop while a call runs: each call finishes on its thread, its
+ * answer is dropped, nothing is touched after it is freed (ASan). */
+static void test_calls_outlive_their_stream_and_connection(void **state)
+{
+        struct fixture *f = *state;
+        int fd;
+        nghttp2_session *session = raw_session(f, &fd);
+        int32_t id = raw_call(session, "/test.Svc/Slow");
+        assert_int_equal(nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL),
+                         0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        usleep(500 * 1000); /* the call ended meanwhile, its stream gone */
+        /* the connection still serves: a PING comes back */
+        ping_acked = false;
+        assert_int_equal(nghttp2_submit_ping(session, NGHTTP2_FLAG_NONE, NULL), 0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        uint8_t buf[4096];
+        while (!ping_acked) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+                assert_true(n > 0);
+                assert_true(nghttp2_session_mem_recv(session, buf, (size_t)n) == n);
+        }
+        /* a client gone while its call runs */
+        raw_call(session, "/test.Svc/Slow");
+        nghttp2_session_del(session);
+        close(fd);
+        usleep(500 * 1000);
+        /* a stop while a call runs: it waits for the call */
+        session = raw_session(f, &fd);
+        raw_call(session, "/test.Svc/Slow");
+        usleep(50 * 1000);
+        grpc_server_stop(f->server);
+        f->server = NULL;
+        nghttp2_session_del(session);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -507,6 +595,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
             cmocka_unit_test_setup_teardown(test_stop_with_a_stream_half_sent, setup, teardown),
             cmocka_unit_test_setup_teardown(test_calls_of_a_connection_run_side_by_side, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_calls_outlive_their_stream_and_connection, setup,
                                             teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
