@@ -30,6 +30,14 @@ struct logs_record {
  * a static description of what is wrong. */
 int logs_parse_cri_line(const char *line, size_t len, struct logs_record *out, const char **why);
 
+/* Parses one line as upstream's parseDockerJSONLog: a JSON object of
+ * Docker's json-file log driver, {"log": "...", "stream": "stdout" or
+ * "stderr", "time": RFC 3339}.  The message is decoded into *owned (the
+ * caller frees it; out->msg points into it); a message without its '\n'
+ * (the engine cut a long line) is partial.  Returns 0, or -1 with *why. */
+int logs_parse_docker_json_line(const char *line, size_t len, struct logs_record *out, char **owned,
+                                const char **why);
+
 /* One key=value pair of a URL query, both decoded (they may hold NULs). */
 struct logs_query_pair {
         char *key, *value; /* NUL-terminated copies */

@@ -11,6 +11,8 @@
  */
 #include "logs/logs_internal.h"
 
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The field at *p up to the next ' ', which is consumed. */
@@ -62,4 +64,44 @@ int logs_parse_cri_line(const char *line, size_t len, struct logs_record *out, c
         out->msg = p;
         out->msg_len = (size_t)(end - p);
         return 0;
+}
+
+int logs_parse_docker_json_line(const char *line, size_t len, struct logs_record *out, char **owned,
+                                const char **why)
+{
+        *owned = NULL;
+        json_error_t jerr;
+        json_t *j = json_loadb(line, len, JSON_DISABLE_EOF_CHECK, &jerr);
+        if (!json_is_object(j)) {
+                json_decref(j);
+                *why = "not a JSON object";
+                return -1;
+        }
+        const json_t *log = json_object_get(j, "log");
+        const char *stream = json_string_value(json_object_get(j, "stream"));
+        const char *time = json_string_value(json_object_get(j, "time"));
+        int rc = -1;
+        if (!json_is_string(log)) {
+                *why = "no log string";
+        } else if (stream == NULL ||
+                   (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)) {
+                *why = "unexpected stream type";
+        } else if (time == NULL || !go_time_parse(time, strlen(time), &out->time)) {
+                *why = "unexpected timestamp format";
+        } else {
+                size_t n = json_string_length(log);
+                char *msg = malloc(n + 1);
+                if (msg == NULL)
+                        abort();
+                memcpy(msg, json_string_value(log), n);
+                msg[n] = '\0';
+                out->stream = stream[3] == 'o' ? LOGS_STREAM_STDOUT : LOGS_STREAM_STDERR;
+                out->partial = n == 0 || msg[n - 1] != '\n';
+                out->msg = msg;
+                out->msg_len = n;
+                *owned = msg;
+                rc = 0;
+        }
+        json_decref(j);
+        return rc;
 }

@@ -170,7 +170,9 @@ struct reading {
         struct stat st; /* of reader.fd */
         struct logs_watch watch;
         struct writer writer;
-        bool parse_checked; /* the first line was a CRI record */
+        /* the format of the file, as its first line says (upstream's
+         * getParseFunc): 0 not known yet, 1 CRI, 2 Docker's json-file */
+        int format;
         bool new_line;      /* the last record written ended its line */
         int64_t rotated_ms; /* when a new file at the path was seen (CLOCK_MONOTONIC) */
 };
@@ -207,21 +209,34 @@ static int open_log(struct reading *r)
 
 /* Parses and writes one line.  1: go on; 2: go on, the line did not parse
  * (and does not count for tail); 0: done (limit, client gone); -1: the
- * first line is not a CRI record. */
+ * first line is in neither format (a CRI record, Docker's json-file). */
 static int handle_line(struct reading *r, const char *line, size_t len, ck_error_t *err)
 {
         struct logs_record rec;
-        const char *why;
-        if (logs_parse_cri_line(line, len, &rec, &why) < 0) {
+        const char *why = NULL;
+        cleanup_free char *owned = NULL;
+        int rc = -1;
+        if (r->format != 2)
+                rc = logs_parse_cri_line(line, len, &rec, &why);
+        if (rc == 0) {
+                r->format = 1;
+        } else if (r->format != 1) {
+                const char *jwhy = NULL;
+                rc = logs_parse_docker_json_line(line, len, &rec, &owned, &jwhy);
+                if (rc == 0)
+                        r->format = 2;
+                else if (r->format == 2)
+                        why = jwhy;
+        }
+        if (rc < 0) {
                 cleanup_free char *q = str_go_quote(line, len);
-                if (!r->parse_checked)
+                if (r->format == 0)
                         return ck_error_make(err, 0, "log file `%s`: unsupported log format: %s",
                                              r->path, q);
                 LOG_ERROR("Failed when parsing line in log file", "err=\"%s\" path=\"%s\" line=%s",
                           why, r->path, q);
                 return 2;
         }
-        r->parse_checked = true;
         switch (writer_write(&r->writer, &rec, r->new_line)) {
         case WRITE_LIMIT:
                 LOG_INFO(2, "Finished parsing log file, hit bytes limit", "path=\"%s\" limit=%lld",

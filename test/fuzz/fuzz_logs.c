@@ -2,7 +2,8 @@
 /*
  * Fuzzes the container log reader (src/logs) on what a client or a
  * container controls: the input is decoded as a /containerLogs query, its
- * lines as CRI records and as RFC 3339 times, and the whole of it is read
+ * lines as CRI records, Docker json-file lines and RFC 3339 times, and the
+ * whole of it is read
  * as a log file.  Checks: a decoded query satisfies the validation, a
  * parsed time formats to a string that parses back to the same time, a
  * record's message lies inside its line, logs_read never writes more than
@@ -56,8 +57,28 @@ static void check_time(const char *s, size_t len)
                 abort();
 }
 
+/* A Docker json-file line: a message of at most the line's length, its
+ * partial flag as its last byte says. */
+static void check_json_line(const char *line, size_t len)
+{
+        struct logs_record rec;
+        const char *why = NULL;
+        char *owned = NULL;
+        if (logs_parse_docker_json_line(line, len, &rec, &owned, &why) < 0) {
+                if (why == NULL || owned != NULL)
+                        abort();
+                return;
+        }
+        if (owned == NULL || rec.msg != owned || rec.msg_len > len ||
+            rec.partial != (rec.msg_len == 0 || rec.msg[rec.msg_len - 1] != '\n') ||
+            (rec.stream != LOGS_STREAM_STDOUT && rec.stream != LOGS_STREAM_STDERR))
+                abort();
+        free(owned);
+}
+
 static void check_line(const char *line, size_t len)
 {
+        check_json_line(line, len);
         struct logs_record rec;
         const char *why = NULL;
         if (logs_parse_cri_line(line, len, &rec, &why) < 0) {

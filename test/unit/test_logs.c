@@ -543,6 +543,48 @@ static void test_read_tail(void **state)
         expect_read("2024-05-01T10:00:00Z stdout F a\n2024-05-01T10:00:00Z stdout F b", &o, "a\nb");
 }
 
+/* Docker's json-file log (a dockershim's CRI log path links to it), as
+ * upstream's reader takes it: the first line decides the format; a long
+ * line the engine cut is partial; a line that does not parse is skipped. */
+static const char DOCKER_SAMPLE[] =
+    "{\"log\":\"out1\\n\",\"stream\":\"stdout\",\"time\":\"2024-05-01T10:00:00.000000001Z\"}\n"
+    "{\"log\":\"err \\\"1\\\"\\n\",\"stream\":\"stderr\",\"time\":\"2024-05-01T10:00:01Z\"}\n"
+    "{\"log\":\"part-a\",\"stream\":\"stdout\",\"time\":\"2024-05-01T10:00:02Z\"}\n"
+    "{\"log\":\"part-b\\n\",\"stream\":\"stdout\",\"time\":\"2024-05-01T10:00:03Z\"}\n"
+    "2024-05-01T10:00:03Z stdout F a CRI line among them\n"
+    "{\"log\":\"\\u00e9t\u00e9\\n\",\"stream\":\"stdout\",\"time\":\"2024-05-01T12:00:05+02:00\"}"
+    "\n";
+
+static void test_read_docker_json_log(void **state)
+{
+        (void)state;
+        struct logs_options o = opts();
+        expect_read(DOCKER_SAMPLE, &o, "out1\nerr \"1\"\npart-apart-b\n\u00e9t\u00e9\n");
+        o.stream = LOGS_STREAM_STDERR;
+        expect_read(DOCKER_SAMPLE, &o, "err \"1\"\n");
+        o = opts();
+        o.timestamps = true;
+        o.tail_lines = 1;
+        expect_read(DOCKER_SAMPLE, &o, "2024-05-01T12:00:05.000000000+02:00 \u00e9t\u00e9\n");
+        /* from the CRI line on: that line decides, the JSON one is skipped */
+        o.tail_lines = 2;
+        expect_read(DOCKER_SAMPLE, &o, "2024-05-01T10:00:03.000000000Z a CRI line among them\n");
+
+        struct logs_record r;
+        const char *why = NULL;
+        char *owned = NULL;
+        static const char *const bad[] = {
+            "[]", "{\"log\":1,\"stream\":\"stdout\",\"time\":\"2024-05-01T10:00:00Z\"}",
+            "{\"log\":\"x\",\"stream\":\"stdin\",\"time\":\"2024-05-01T10:00:00Z\"}",
+            "{\"log\":\"x\",\"stream\":\"stdout\",\"time\":\"yesterday\"}", "{\"log\":"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (logs_parse_docker_json_line(bad[i], strlen(bad[i]), &r, &owned, &why) == 0)
+                        fail_msg("%s parsed", bad[i]);
+                assert_null(owned);
+                assert_non_null(why);
+        }
+}
+
 /* The first line read decides the format: a non-CRI one fails the read. */
 static void test_read_unsupported_format(void **state)
 {
@@ -931,6 +973,7 @@ int main(void)
             cmocka_unit_test(test_read_timestamps),
             cmocka_unit_test(test_read_tail),
             cmocka_unit_test(test_read_unsupported_format),
+            cmocka_unit_test(test_read_docker_json_log),
             cmocka_unit_test(test_read_since),
             cmocka_unit_test(test_read_limit_bytes),
             cmocka_unit_test(test_read_incomplete_last_line),
