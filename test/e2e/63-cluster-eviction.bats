@@ -26,6 +26,7 @@ teardown() {
 	stop_node || true
 	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null 2>&1 || true
 	remove_namespace_sandboxes "$TEST_NS"
+	unmount_agent_root
 	if [[ -n ${SMALL_ROOT:-} ]]; then
 		umount -l "$SMALL_ROOT" 2>/dev/null || true
 	fi

@@ -199,6 +199,17 @@ remove_namespace_sandboxes() {
 	done
 }
 
+# unmount_agent_root: the tmpfs mounts (secrets, projected volumes, memory
+# emptyDirs) left under the stopped agent's root directory, deepest first:
+# a pod force-deleted while its node stops keeps them, and bats cannot
+# remove a test's temporary directory while they are there.
+unmount_agent_root() {
+	[[ -n ${CKUBELET_ROOT:-} ]] || return 0
+	grep -o " ${CKUBELET_ROOT}[^ ]*" /proc/self/mountinfo | sort -r |
+		xargs -r -n1 umount -l 2>/dev/null
+	return 0
+}
+
 # cleanup_node NS...: what a cluster suite leaves behind, in order: its
 # namespaces deleted while the agent still runs (it stops their pods), the
 # agent stopped, the Node deleted (the next file registers anew), leftover
@@ -215,10 +226,7 @@ cleanup_node() {
 	stop_node || stopped=$?
 	kubectl delete node "$CLUSTER_NODE_NAME" --ignore-not-found >/dev/null 2>&1 || true
 	remove_namespace_sandboxes "$@"
-	if [[ -n ${CKUBELET_ROOT:-} ]]; then
-		grep -o " ${CKUBELET_ROOT}[^ ]*" /proc/self/mountinfo | sort -r |
-			xargs -r -n1 umount -l 2>/dev/null
-	fi
+	unmount_agent_root
 	for d in /sys/fs/cgroup/*/"${CLUSTER_CGROUP_ROOT#/}"; do
 		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
