@@ -6,6 +6,7 @@
  */
 #include "client/rest.h"
 #include "client/rest_internal.h"
+#include "http/http_client.h"
 #include "util/cleanup.h"
 #include "util/xalloc.h"
 
@@ -89,29 +90,9 @@ int rest_answer_error(ck_error_t *err, const char *what, long http_code, const c
                                   excerpt);
 }
 
-static bool unreserved(unsigned char c)
-{
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-               c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 void rest_query_add(char **query, const char *key, const char *value)
 {
-        size_t vlen = strlen(value);
-        cleanup_free char *esc = xmalloc(vlen * 3 + 1);
-        size_t n = 0;
-        for (size_t i = 0; i < vlen; i++) {
-                unsigned char c = (unsigned char)value[i];
-                if (unreserved(c)) {
-                        esc[n++] = (char)c;
-                } else {
-                        static const char hex[] = "0123456789ABCDEF";
-                        esc[n++] = '%';
-                        esc[n++] = hex[c >> 4];
-                        esc[n++] = hex[c & 15];
-                }
-        }
-        esc[n] = '\0';
+        cleanup_free char *esc = http_escape(value);
         char *q = (*query && **query) ? xasprintf("%s&%s=%s", *query, key, esc)
                                       : xasprintf("%s=%s", key, esc);
         free(*query);

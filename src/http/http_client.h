@@ -57,6 +57,12 @@ struct http_url {
 int http_url_parse(const char *url, struct http_url *u, ck_error_t *err);
 void http_url_clear(struct http_url *u);
 
+/* s percent-encoded: every byte but RFC 3986's unreserved ones (A-Z a-z
+ * 0-9 - . _ ~) as %XX, upper case (Go's url.QueryEscape but for ' ',
+ * which is %20 here): a new string.  For a query value or a path
+ * segment. */
+char *http_escape(const char *s);
+
 /* "host:port", with brackets around an IPv6 host (Go's JoinHostPort). */
 char *http_join_host_port(const char *host, const char *port);
 

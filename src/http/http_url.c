@@ -193,3 +193,22 @@ char *http_url_resolve(const char *base, const char *ref)
         http_url_clear(&b);
         return out;
 }
+
+char *http_escape(const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        char *out = xmalloc(3 * strlen(s) + 1), *p = out;
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.' || c == '_' || c == '~') {
+                        *p++ = (char)c;
+                } else {
+                        *p++ = '%';
+                        *p++ = hex[c >> 4];
+                        *p++ = hex[c & 15];
+                }
+        }
+        *p = '\0';
+        return out;
+}

@@ -88,9 +88,6 @@ int docker_do(struct docker_client *d, const struct docker_request *r, const cha
 int docker_do_json(struct docker_client *d, const char *method, const char *path, json_t *body,
                    const char *what, json_t **out, ck_error_t *err);
 
-/* Percent-encodes s for a path segment or a query value (a new string). */
-char *docker_escape(const char *s);
-
 /* ---- system (docker_system.c) ------------------------------------------ */
 
 struct docker_version {

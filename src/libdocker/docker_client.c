@@ -219,26 +219,6 @@ int docker_do_json(struct docker_client *d, const char *method, const char *path
         return 0;
 }
 
-char *docker_escape(const char *s)
-{
-        static const char hex[] = "0123456789ABCDEF";
-        size_t n = strlen(s);
-        char *out = xmalloc(3 * n + 1), *p = out;
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char)*s;
-                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-                        *p++ = (char)ch;
-                } else {
-                        *p++ = '%';
-                        *p++ = hex[ch >> 4];
-                        *p++ = hex[ch & 15];
-                }
-        }
-        *p = '\0';
-        return out;
-}
-
 /* Whether the API version a ("1.41") is at least b. */
 static bool api_at_least(const char *a, const char *b)
 {

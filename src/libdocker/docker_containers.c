@@ -11,7 +11,7 @@ int docker_container_create(struct docker_client *d, const char *name, json_t *c
                             ck_error_t *err)
 {
         *id = NULL;
-        cleanup_free char *q = docker_escape(name);
+        cleanup_free char *q = http_escape(name);
         cleanup_free char *path = xasprintf("/containers/create?name=%s", q);
         cleanup_free char *what = xasprintf("create container `%s`", name);
         json_t *ans = NULL;
@@ -30,7 +30,7 @@ int docker_container_create(struct docker_client *d, const char *name, json_t *c
 
 int docker_container_start(struct docker_client *d, const char *id, ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s/start", q);
         cleanup_free char *what = xasprintf("start container `%s`", id);
         ck_error_t e = NULL;
@@ -49,7 +49,7 @@ int docker_container_stop(struct docker_client *d, const char *id, int64_t timeo
 {
         if (timeout_s < 0)
                 timeout_s = 0;
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s/stop?t=%lld", q, (long long)timeout_s);
         cleanup_free char *what = xasprintf("stop container `%s`", id);
         /* the engine answers once the container is gone: after the grace
@@ -69,7 +69,7 @@ int docker_container_stop(struct docker_client *d, const char *id, int64_t timeo
 
 int docker_container_remove(struct docker_client *d, const char *id, bool force, ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s?v=1%s", q, force ? "&force=1" : "");
         cleanup_free char *what = xasprintf("remove container `%s`", id);
         return docker_do_json(d, "DELETE", path, NULL, what, NULL, err);
@@ -79,7 +79,7 @@ int docker_container_inspect(struct docker_client *d, const char *id, struct doc
                              ck_error_t *err)
 {
         *out = (struct docker_container){0};
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s/json", q);
         cleanup_free char *what = xasprintf("inspect container `%s`", id);
         json_t *j = NULL;
@@ -96,7 +96,7 @@ int docker_container_list(struct docker_client *d, bool all, json_t *filters,
         *out = NULL;
         *n = 0;
         cleanup_free char *f = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
-        cleanup_free char *fq = f ? docker_escape(f) : NULL;
+        cleanup_free char *fq = f ? http_escape(f) : NULL;
         cleanup_free char *path = xasprintf("/containers/json?all=%d%s%s", all ? 1 : 0,
                                             fq ? "&filters=" : "", fq ? fq : "");
         json_t *j = NULL;
@@ -110,7 +110,7 @@ int docker_container_list(struct docker_client *d, bool all, json_t *filters,
 int docker_container_update(struct docker_client *d, const char *id, json_t *resources,
                             ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s/update", q);
         cleanup_free char *what = xasprintf("update container `%s`", id);
         return docker_do_json(d, "POST", path, resources, what, NULL, err);

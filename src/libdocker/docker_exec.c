@@ -17,7 +17,7 @@ int docker_exec_create(struct docker_client *d, const char *id,
         json_t *body = json_pack("{s:b,s:b,s:b,s:b,s:o}", "AttachStdin", cfg->attach_stdin,
                                  "AttachStdout", cfg->attach_stdout, "AttachStderr",
                                  cfg->attach_stderr, "Tty", cfg->tty, "Cmd", cmd);
-        cleanup_free char *q = docker_escape(id);
+        cleanup_free char *q = http_escape(id);
         cleanup_free char *path = xasprintf("/containers/%s/exec", q);
         cleanup_free char *what = xasprintf("create exec in container `%s`", id);
         json_t *ans = NULL;
@@ -130,7 +130,7 @@ static int collect_chunk(void *ctx, const char *data, size_t len, ck_error_t *er
 int docker_exec_run(struct docker_client *d, const char *exec_id, int64_t timeout_ms,
                     struct docker_exec_output *o, ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(exec_id);
+        cleanup_free char *q = http_escape(exec_id);
         cleanup_free char *path = xasprintf("/exec/%s/start", q);
         cleanup_free char *what = xasprintf("start exec `%s`", exec_id);
         static const char body[] = "{\"Detach\":false,\"Tty\":false}";
@@ -154,7 +154,7 @@ int docker_exec_run(struct docker_client *d, const char *exec_id, int64_t timeou
 int docker_exec_inspect(struct docker_client *d, const char *exec_id, struct docker_exec_state *out,
                         ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(exec_id);
+        cleanup_free char *q = http_escape(exec_id);
         cleanup_free char *path = xasprintf("/exec/%s/json", q);
         cleanup_free char *what = xasprintf("inspect exec `%s`", exec_id);
         json_t *j = NULL;

@@ -24,7 +24,7 @@ int docker_image_inspect(struct docker_client *d, const char *ref, struct docker
                          ck_error_t *err)
 {
         *out = (struct docker_image){0};
-        cleanup_free char *q = docker_escape(ref);
+        cleanup_free char *q = http_escape(ref);
         cleanup_free char *path = xasprintf("/images/%s/json", q);
         cleanup_free char *what = xasprintf("inspect image `%s`", ref);
         json_t *j = NULL;
@@ -91,8 +91,8 @@ int docker_image_pull(struct docker_client *d, const char *ref, const char *regi
 {
         cleanup_free char *from = NULL, *tag = NULL;
         split_ref(ref, &from, &tag);
-        cleanup_free char *qf = docker_escape(from);
-        cleanup_free char *qt = tag ? docker_escape(tag) : NULL;
+        cleanup_free char *qf = http_escape(from);
+        cleanup_free char *qt = tag ? http_escape(tag) : NULL;
         cleanup_free char *path =
             xasprintf("/images/create?fromImage=%s%s%s", qf, qt ? "&tag=" : "", qt ? qt : "");
         cleanup_free char *what = xasprintf("pull image `%s`", ref);
@@ -114,7 +114,7 @@ int docker_image_pull(struct docker_client *d, const char *ref, const char *regi
 
 int docker_image_remove(struct docker_client *d, const char *ref, bool force, ck_error_t *err)
 {
-        cleanup_free char *q = docker_escape(ref);
+        cleanup_free char *q = http_escape(ref);
         cleanup_free char *path = xasprintf("/images/%s?noprune=0%s", q, force ? "&force=1" : "");
         cleanup_free char *what = xasprintf("remove image `%s`", ref);
         return docker_do_json(d, "DELETE", path, NULL, what, NULL, err);
