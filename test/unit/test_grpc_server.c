@@ -373,52 +373,6 @@ static int raw_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
         return 0;
 }
 
-/* A stream the server began and never saw end (a request whose DATA never
- * came), open when the server stops: freed with its connection (ASan's leak
- * check fails this test otherwise: nghttp2_session_del calls no close
- * callback). */
-static void test_stop_with_a_stream_half_sent(void **state)
-{
-        struct fixture *f = *state;
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_true(fd >= 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        assert_true(strlen(f->path) < sizeof(sa.sun_path));
-        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
-        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        nghttp2_session_callbacks *cbs;
-        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
-        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
-        nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, raw_frame_recv);
-        nghttp2_session *session;
-        assert_int_equal(nghttp2_session_client_new(&session, cbs, &fd), 0);
-        nghttp2_session_callbacks_del(cbs);
-        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
-        const char *names[] = {":method", ":scheme", ":path", ":authority", "content-type"};
-        const char *values[] = {"POST", "http", "/test.Svc/Echo", "localhost", "application/grpc"};
-        nghttp2_nv nv[5];
-        for (int i = 0; i < 5; i++)
-                nv[i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i], strlen(names[i]),
-                                     strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
-        /* HEADERS without END_STREAM: the request goes on, as far as the
-         * server knows */
-        assert_true(nghttp2_submit_headers(session, NGHTTP2_FLAG_NONE, -1, NULL, nv, 5, NULL) > 0);
-        assert_int_equal(nghttp2_session_send(session), 0);
-        /* frames are read in order: the PING's ACK says the HEADERS are in */
-        assert_int_equal(nghttp2_submit_ping(session, NGHTTP2_FLAG_NONE, NULL), 0);
-        assert_int_equal(nghttp2_session_send(session), 0);
-        uint8_t buf[4096];
-        while (!ping_acked) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
-                assert_true(n > 0);
-                assert_true(nghttp2_session_mem_recv(session, buf, (size_t)n) == n);
-        }
-        grpc_server_stop(f->server);
-        f->server = NULL;
-        nghttp2_session_del(session);
-        close(fd);
-}
-
 /* The answers of a raw client's streams, and how many ended. */
 struct raw_answers {
         char data[4][16];
@@ -465,6 +419,82 @@ static ssize_t raw_empty_body(nghttp2_session *session, int32_t stream_id, uint8
         return 5;
 }
 
+/* A raw client's session on the fixture's socket: PING acks noted, the
+ * answers of streams given a struct raw_answers recorded. */
+static nghttp2_session *raw_session(struct fixture *f, int *fd)
+{
+        *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(*fd >= 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
+        assert_int_equal(connect(*fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        nghttp2_session_callbacks *cbs;
+        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, raw_frame_recv);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, raw_data);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cbs, raw_close);
+        nghttp2_session *session;
+        assert_int_equal(nghttp2_session_client_new(&session, cbs, fd), 0);
+        nghttp2_session_callbacks_del(cbs);
+        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+        return session;
+}
+
+/* The request headers of a call of path (the strings must outlive nv). */
+static void raw_headers(nghttp2_nv nv[5], const char *path)
+{
+        static const char *const names[] = {":method", ":scheme", ":path", ":authority",
+                                            "content-type"};
+        const char *values[] = {"POST", "http", path, "localhost", "application/grpc"};
+        for (int i = 0; i < 5; i++)
+                nv[i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i], strlen(names[i]),
+                                     strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
+}
+
+/* A call of path with an empty message, sent; its stream's id.  answers:
+ * where its answer goes (NULL: nowhere). */
+static int32_t raw_call(nghttp2_session *session, const char *path, struct raw_answers *answers)
+{
+        nghttp2_nv nv[5];
+        raw_headers(nv, path);
+        nghttp2_data_provider prd = {.read_callback = raw_empty_body};
+        int32_t id = nghttp2_submit_request(session, NULL, nv, 5, &prd, answers);
+        assert_true(id > 0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        return id;
+}
+
+/* A stream the server began and never saw end (a request whose DATA never
+ * came), open when the server stops: freed with its connection (ASan's leak
+ * check fails this test otherwise: nghttp2_session_del calls no close
+ * callback). */
+static void test_stop_with_a_stream_half_sent(void **state)
+{
+        struct fixture *f = *state;
+        int fd;
+        nghttp2_session *session = raw_session(f, &fd);
+        nghttp2_nv nv[5];
+        raw_headers(nv, "/test.Svc/Echo");
+        /* HEADERS without END_STREAM: the request goes on, as far as the
+         * server knows */
+        assert_true(nghttp2_submit_headers(session, NGHTTP2_FLAG_NONE, -1, NULL, nv, 5, NULL) > 0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        /* frames are read in order: the PING's ACK says the HEADERS are in */
+        assert_int_equal(nghttp2_submit_ping(session, NGHTTP2_FLAG_NONE, NULL), 0);
+        assert_int_equal(nghttp2_session_send(session), 0);
+        uint8_t buf[4096];
+        while (!ping_acked) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+                assert_true(n > 0);
+                assert_true(nghttp2_session_mem_recv(session, buf, (size_t)n) == n);
+        }
+        grpc_server_stop(f->server);
+        f->server = NULL;
+        nghttp2_session_del(session);
+        close(fd);
+}
+
 /* Two calls on one connection, as grpc-go multiplexes them: the first
  * waits until the second has run, so it answers "late" only when they run
  * side by side ("stuck" after 5 s when the calls of a connection run one
@@ -473,34 +503,11 @@ static void test_calls_of_a_connection_run_side_by_side(void **state)
 {
         struct fixture *f = *state;
         atomic_store(&released, false);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_true(fd >= 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
-        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        nghttp2_session_callbacks *cbs;
-        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
-        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
-        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, raw_data);
-        nghttp2_session_callbacks_set_on_stream_close_callback(cbs, raw_close);
-        nghttp2_session *session;
-        assert_int_equal(nghttp2_session_client_new(&session, cbs, &fd), 0);
-        nghttp2_session_callbacks_del(cbs);
-        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+        int fd;
+        nghttp2_session *session = raw_session(f, &fd);
         struct raw_answers a = {0};
-        const char *paths[] = {"/test.Svc/Block", "/test.Svc/Release"};
-        for (int k = 0; k < 2; k++) {
-                const char *names[] = {":method", ":scheme", ":path", ":authority", "content-type"};
-                const char *values[] = {"POST", "http", paths[k], "localhost", "application/grpc"};
-                nghttp2_nv nv[5];
-                for (int i = 0; i < 5; i++)
-                        nv[i] =
-                            (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i],
-                                         strlen(names[i]), strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
-                nghttp2_data_provider prd = {.read_callback = raw_empty_body};
-                assert_int_equal(nghttp2_submit_request(session, NULL, nv, 5, &prd, &a), 1 + 2 * k);
-        }
-        assert_int_equal(nghttp2_session_send(session), 0);
+        assert_int_equal(raw_call(session, "/test.Svc/Block", &a), 1);
+        assert_int_equal(raw_call(session, "/test.Svc/Release", &a), 3);
         uint8_t buf[4096];
         while (a.n_closed < 2) {
                 ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -514,40 +521,6 @@ static void test_calls_of_a_connection_run_side_by_side(void **state)
         close(fd);
 }
 
-/* A raw client's session on the fixture's socket. */
-static nghttp2_session *raw_session(struct fixture *f, int *fd)
-{
-        *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_true(*fd >= 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
-        assert_int_equal(connect(*fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        nghttp2_session_callbacks *cbs;
-        assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
-        nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
-        nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, raw_frame_recv);
-        nghttp2_session *session;
-        assert_int_equal(nghttp2_session_client_new(&session, cbs, fd), 0);
-        nghttp2_session_callbacks_del(cbs);
-        assert_int_equal(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, NULL, 0), 0);
-        return session;
-}
-
-static int32_t raw_call(nghttp2_session *session, const char *path)
-{
-        const char *names[] = {":method", ":scheme", ":path", ":authority", "content-type"};
-        const char *values[] = {"POST", "http", path, "localhost", "application/grpc"};
-        nghttp2_nv nv[5];
-        for (int i = 0; i < 5; i++)
-                nv[i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)values[i], strlen(names[i]),
-                                     strlen(values[i]), NGHTTP2_NV_FLAG_NONE};
-        nghttp2_data_provider prd = {.read_callback = raw_empty_body};
-        int32_t id = nghttp2_submit_request(session, NULL, nv, 5, &prd, NULL);
-        assert_true(id > 0);
-        assert_int_equal(nghttp2_session_send(session), 0);
-        return id;
-}
-
 /* A call whose client resets its stream, then one whose client goes away,
  * then a stop while a call runs: each call finishes on its thread, its
  * answer is dropped, nothing is touched after it is freed (ASan). */
@@ -556,7 +529,7 @@ static void test_calls_outlive_their_stream_and_connection(void **state)
         struct fixture *f = *state;
         int fd;
         nghttp2_session *session = raw_session(f, &fd);
-        int32_t id = raw_call(session, "/test.Svc/Slow");
+        int32_t id = raw_call(session, "/test.Svc/Slow", NULL);
         assert_int_equal(nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL),
                          0);
         assert_int_equal(nghttp2_session_send(session), 0);
@@ -572,13 +545,13 @@ static void test_calls_outlive_their_stream_and_connection(void **state)
                 assert_true(nghttp2_session_mem_recv(session, buf, (size_t)n) == n);
         }
         /* a client gone while its call runs */
-        raw_call(session, "/test.Svc/Slow");
+        raw_call(session, "/test.Svc/Slow", NULL);
         nghttp2_session_del(session);
         close(fd);
         usleep(500 * 1000);
         /* a stop while a call runs: it waits for the call */
         session = raw_session(f, &fd);
-        raw_call(session, "/test.Svc/Slow");
+        raw_call(session, "/test.Svc/Slow", NULL);
         usleep(50 * 1000);
         grpc_server_stop(f->server);
         f->server = NULL;
