@@ -24,7 +24,7 @@ TEST_LIBS    = $(shell pkg-config --libs libcurl libsystemd 2>/dev/null) -lcmock
 PROTOS      := $(wildcard proto/*.proto)
 GEN_SRCS    := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 GEN_HDR     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.h,$(PROTOS))
-LIB_SRCS    := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
+LIB_SRCS    := $(filter-out src/cmd/%,$(wildcard src/*/*.c))
 LIB_OBJS    := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRCS))
 ASAN_OBJS   := $(patsubst src/%.c,$(BUILD)/asan/obj/%.o,$(LIB_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/asan/obj/gen/%.o,$(GEN_SRCS))
 UNIT_SRCS   := $(wildcard test/unit/test_*.c)
@@ -35,7 +35,7 @@ FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 .PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults test-vm conformance images clean
-all: $(BUILD)/ckubelet $(BUILD)/pause images
+all: $(BUILD)/ckubelet $(BUILD)/ckubelet-dockershim $(BUILD)/pause images
 
 deps:
 	@hack/install-deps
@@ -57,6 +57,9 @@ $(BUILD)/libckubelet.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/ckubelet: src/cmd/main.c $(BUILD)/libckubelet.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $< -o $@ $(BUILD)/libckubelet.a $(LIBS)
+# The CRI-to-Docker Engine shim: a second main over the same library.
+$(BUILD)/ckubelet-dockershim: src/cmd/dockershim.c $(BUILD)/libckubelet.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $< -o $@ $(BUILD)/libckubelet.a $(LIBS)
 
 # The pause binary: static, no libc surprises inside the sandbox image.

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Version, Status, RuntimeConfig (dockershim_internal.h). */
+#include "cri.pb-c.h"
+#include "dockershim/dockershim_internal.h"
+#include "grpc/grpc.h"
+#include "util/cleanup.h"
+#include "util/xalloc.h"
+
+#include <string.h>
+
+/* The version of the CRI API the shim speaks, as cri-dockerd reports it. */
+#define SHIM_RUNTIME_API_VERSION "v1"
+
+int dockershim_version(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                       uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)req;
+        (void)len;
+        (void)timeout_ms;
+        struct dockershim *s = ctx;
+        struct docker_version v = {0};
+        if (docker_version(s->docker, &v, err) < 0)
+                return dockershim_fail(err);
+        Runtime__V1__VersionResponse r = RUNTIME__V1__VERSION_RESPONSE__INIT;
+        r.version = (char *)"0.1.0"; /* the kubelet's CRI client version it was asked for */
+        r.runtime_name = (char *)"docker";
+        r.runtime_version = v.version;
+        r.runtime_api_version = (char *)SHIM_RUNTIME_API_VERSION;
+        dockershim_pack(&r.base, resp, resp_len);
+        docker_version_clear(&v);
+        return 0;
+}
+
+int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                      uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)req;
+        (void)len;
+        (void)timeout_ms;
+        (void)err;
+        struct dockershim *s = ctx;
+        Runtime__V1__RuntimeCondition runtime = RUNTIME__V1__RUNTIME_CONDITION__INIT;
+        Runtime__V1__RuntimeCondition network = RUNTIME__V1__RUNTIME_CONDITION__INIT;
+        runtime.type = (char *)"RuntimeReady";
+        network.type = (char *)"NetworkReady";
+        cleanup_free char *runtime_msg = NULL;
+        struct docker_version v = {0};
+        ck_error_t derr = NULL;
+        if (docker_version(s->docker, &v, &derr) < 0) {
+                runtime.reason = (char *)"DockerDaemonNotReady";
+                runtime_msg = xasprintf("docker: failed to get docker version: %s",
+                                        ck_error_msg(derr));
+                runtime.message = runtime_msg;
+                ck_error_release(&derr);
+        } else {
+                runtime.status = true;
+        }
+        docker_version_clear(&v);
+        /* pod networking (CNI) comes with the sandboxes: not yet */
+        network.reason = (char *)"NetworkPluginNotReady";
+        network.message = (char *)"docker: network plugin is not ready: the shim runs no "
+                                  "network plugin yet (pod sandboxes are not implemented)";
+        Runtime__V1__RuntimeCondition *conds[] = {&runtime, &network};
+        Runtime__V1__RuntimeStatus st = RUNTIME__V1__RUNTIME_STATUS__INIT;
+        st.n_conditions = 2;
+        st.conditions = conds;
+        Runtime__V1__StatusResponse r = RUNTIME__V1__STATUS_RESPONSE__INIT;
+        r.status = &st;
+        dockershim_pack(&r.base, resp, resp_len);
+        return 0;
+}
+
+int dockershim_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                              uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)req;
+        (void)len;
+        (void)timeout_ms;
+        struct dockershim *s = ctx;
+        Runtime__V1__LinuxRuntimeConfiguration linux = RUNTIME__V1__LINUX_RUNTIME_CONFIGURATION__INIT;
+        if (strcmp(s->cgroup_driver, "systemd") == 0)
+                linux.cgroup_driver = RUNTIME__V1__CGROUP_DRIVER__SYSTEMD;
+        else if (strcmp(s->cgroup_driver, "cgroupfs") == 0)
+                linux.cgroup_driver = RUNTIME__V1__CGROUP_DRIVER__CGROUPFS;
+        else
+                return ck_error_make_code(err, GRPC_UNKNOWN,
+                                          "docker reports the cgroup driver \"%s\", neither "
+                                          "cgroupfs nor systemd",
+                                          s->cgroup_driver);
+        Runtime__V1__RuntimeConfigResponse r = RUNTIME__V1__RUNTIME_CONFIG_RESPONSE__INIT;
+        r.linux = &linux;
+        dockershim_pack(&r.base, resp, resp_len);
+        return 0;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# ckubelet-dockershim on a real Docker Engine (hack/local-docker: Debian's
+# dockerd 20.10 with its own containerd, the test images loaded), called by
+# crictl as a kubelet would call it: the runtime's version and status, and
+# the image service (list, status, pull with and without credentials from
+# the local registry, remove, the image filesystem).  A dockerd that goes
+# away gets errors, never a crash, and is found again when it is back.  The
+# methods not implemented yet answer Unimplemented (docs/dockershim.md).
+
+load helpers
+
+setup_file() {
+	local out line
+	out=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-registry" up 3>&-) || {
+		echo "setup: hack/local-registry up failed" >&2
+		return 1
+	}
+	while IFS= read -r line; do
+		case $line in
+		REGISTRY=* | REGISTRY_USER=* | REGISTRY_PASSWORD=* | REGISTRY_IMAGE=*)
+			export "${line?}"
+			;;
+		esac
+	done <<<"$out"
+	[[ -n ${REGISTRY_IMAGE:-} ]] || {
+		echo "setup: no REGISTRY_IMAGE in the output of hack/local-registry up" >&2
+		return 1
+	}
+	export CK_DOCKER_DIR=${CK_DOCKER_DIR:-/var/lib/ckubelet-docker}
+	local endpoint
+	endpoint=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-docker" up 3>&- | tail -n 1) || {
+		echo "setup: hack/local-docker up failed" >&2
+		return 1
+	}
+	[[ $endpoint == unix://* ]] || {
+		echo "setup: hack/local-docker up printed '$endpoint', not an endpoint" >&2
+		return 1
+	}
+	export CONTAINER_RUNTIME_ENDPOINT=$endpoint IMAGE_SERVICE_ENDPOINT=$endpoint
+	export DOCKER_HOST=unix://$CK_DOCKER_DIR/docker.sock
+}
+
+teardown_file() {
+	local shim_alive=0
+	# the shim must have survived every test (a crash fails the file)
+	if [[ -f $CK_DOCKER_DIR/dockershim.pid ]] && kill -0 "$(<"$CK_DOCKER_DIR/dockershim.pid")"; then
+		shim_alive=1
+	fi
+	if [[ ${CK_KEEP_DOCKER:-0} != 1 ]]; then
+		"$E2E_REPO/hack/local-docker" down 3>&- || true
+	fi
+	if [[ ${CK_KEEP_REGISTRY:-0} != 1 ]]; then
+		"$E2E_REPO/hack/local-registry" down 3>&- || true
+	fi
+	((shim_alive)) || {
+		echo "ckubelet-dockershim is not running at the end: see $CK_DOCKER_DIR/dockershim.log" >&2
+		return 1
+	}
+}
+
+@test "dockershim: Version names docker and the engine's version" {
+	local engine
+	engine=$(docker version --format '{{.Server.Version}}')
+	run crictl version
+	[ "$status" -eq 0 ]
+	[[ $output == *"RuntimeName:  docker"* ]]
+	[[ $output == *"RuntimeVersion:  $engine"* ]]
+	[[ $output == *"RuntimeApiVersion:  v1"* ]]
+}
+
+@test "dockershim: Status: the runtime is ready, the network plugin not yet" {
+	run crictl info -o json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.status.conditions[] | select(.type == "RuntimeReady") | .status' <<<"$output")" = true ]
+	[ "$(jq -r '.status.conditions[] | select(.type == "NetworkReady") | .status' <<<"$output")" = false ]
+	[ "$(jq -r '.status.conditions[] | select(.type == "NetworkReady") | .reason' <<<"$output")" = NetworkPluginNotReady ]
+}
+
+@test "dockershim: the engine's images are listed with their IDs, the sandbox image pinned" {
+	local id
+	id=$(docker image inspect -f '{{.Id}}' "$BUSYBOX_IMAGE")
+	run crictl images -o json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r --arg t "$BUSYBOX_IMAGE" '.images[] | select(.repoTags | index($t)) | .id' <<<"$output")" = "$id" ]
+	[ "$(jq -r --arg t "$PAUSE_IMAGE" '.images[] | select(.repoTags | index($t)) | .pinned' <<<"$output")" = true ]
+	[ "$(jq -r --arg t "$BUSYBOX_IMAGE" '.images[] | select(.repoTags | index($t)) | .pinned' <<<"$output")" = false ]
+	# one image asked for by name
+	run crictl images -o json "$BUSYBOX_IMAGE"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.images | length' <<<"$output")" -eq 1 ]
+}
+
+@test "dockershim: ImageStatus of an image, and of one the engine does not have" {
+	local size
+	size=$(docker image inspect -f '{{.Size}}' "$BUSYBOX_IMAGE")
+	run crictl inspecti -o json "$BUSYBOX_IMAGE"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.status.size' <<<"$output")" = "$size" ]
+	[ "$(jq -r '.status.repoTags[0]' <<<"$output")" = "$BUSYBOX_IMAGE" ]
+	# an empty answer, which crictl reports as no such image
+	run crictl inspecti localhost/no-such-image:1
+	[ "$status" -ne 0 ]
+	[[ $output == *"no such image"* ]]
+}
+
+@test "dockershim: PullImage with the registry's credentials, refused without" {
+	run crictl pull "$REGISTRY_IMAGE"
+	[ "$status" -ne 0 ]
+	[[ $output == *"no basic auth credentials"* || $output == *"unauthorized"* ]]
+	run crictl pull --creds "$REGISTRY_USER:$REGISTRY_PASSWORD" "$REGISTRY_IMAGE"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Image is up to date for "* ]]
+	# the engine has it now, under the registry's name and its digest
+	docker image inspect "$REGISTRY_IMAGE" >/dev/null
+	run crictl inspecti -o json "$REGISTRY_IMAGE"
+	[ "$status" -eq 0 ]
+	[[ $(jq -r '.status.repoDigests[0]' <<<"$output") == "${REGISTRY_IMAGE%:*}@sha256:"* ]]
+}
+
+@test "dockershim: RemoveImage removes the image with all its names" {
+	local scratch=localhost/ckubelet-scratch:1 id
+	tar -cf - -T /dev/null | docker import - "$scratch" >/dev/null
+	docker tag "$scratch" localhost/ckubelet-scratch:2
+	id=$(docker image inspect -f '{{.Id}}' "$scratch")
+	run crictl rmi "$scratch"
+	[ "$status" -eq 0 ]
+	run docker image inspect "$id"
+	[ "$status" -ne 0 ]
+	run docker image inspect localhost/ckubelet-scratch:2
+	[ "$status" -ne 0 ]
+}
+
+@test "dockershim: ImageFsInfo is the engine's data root" {
+	run crictl imagefsinfo -o json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.status.imageFilesystems[0].fsId.mountpoint' <<<"$output")" = "$CK_DOCKER_DIR/root" ]
+	[ "$(jq -r '.status.imageFilesystems[0].usedBytes.value' <<<"$output")" -gt 0 ]
+}
+
+@test "dockershim: methods not implemented yet answer Unimplemented" {
+	run crictl pods
+	[ "$status" -ne 0 ]
+	[[ $output == *"Unimplemented"* ]]
+}
+
+@test "dockershim: a dockerd that goes away gets errors, and is found again" {
+	local pid
+	pid=$(<"$CK_DOCKER_DIR/dockerd.pid")
+	kill -TERM "$pid"
+	wait_for -t 30 bash -c "! kill -0 $pid 2>/dev/null"
+	run crictl version
+	[ "$status" -ne 0 ]
+	[[ $output == *"Unavailable"* ]]
+	[[ $output == *"docker.sock"* ]]
+	run crictl info -o json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.status.conditions[] | select(.type == "RuntimeReady") | .reason' <<<"$output")" = DockerDaemonNotReady ]
+	# the shim still runs; the engine comes back
+	kill -0 "$(<"$CK_DOCKER_DIR/dockershim.pid")"
+	CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-docker" up 3>&- >/dev/null
+	run crictl version
+	[ "$status" -eq 0 ]
+	[[ $output == *"RuntimeName:  docker"* ]]
+}
