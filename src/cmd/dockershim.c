@@ -3,9 +3,11 @@
  * ckubelet-dockershim: the command.  Serves CRI on a unix socket over a
  * Docker Engine (src/dockershim) until SIGTERM/SIGINT.  Flags are
  * cri-dockerd's where it has one (--docker-endpoint,
- * --pod-infra-container-image, --runtime-request-timeout, -v), plus
- * --listen for the socket (cri-dockerd's --container-runtime-endpoint is
- * accepted as its other name).
+ * --pod-infra-container-image, --runtime-request-timeout, --network-plugin,
+ * --cni-conf-dir, --cni-bin-dir, -v), plus --listen for the socket
+ * (cri-dockerd's --container-runtime-endpoint is accepted as its other
+ * name), --root-directory (cri-dockerd's --cri-dockerd-root-directory) and
+ * --restrict-oom-score-adj (containerd's option of that name).
  */
 #include "config/kubeletconfig.h"
 #include "dockershim/dockershim.h"
@@ -23,6 +25,9 @@
 #define DEFAULT_DOCKER "unix:///var/run/docker.sock"
 #define DEFAULT_LISTEN "unix:///run/ckubelet-dockershim.sock"
 #define DEFAULT_PAUSE "registry.k8s.io/pause:3.10"
+#define DEFAULT_CNI_CONF "/etc/cni/net.d"
+#define DEFAULT_CNI_BIN "/opt/cni/bin"
+#define DEFAULT_ROOT "/var/lib/ckubelet-dockershim"
 
 static void usage(FILE *f)
 {
@@ -37,10 +42,20 @@ static void usage(FILE *f)
                 "  --pod-infra-container-image string  the sandbox image (default \"%s\")\n"
                 "  --runtime-request-timeout duration  each engine call's deadline but pulls'\n"
                 "                                      (default 2m0s)\n"
+                "  --network-plugin string             the pod network: cni, the only one\n"
+                "                                      (default \"cni\")\n"
+                "  --cni-conf-dir string               the CNI configuration (default \"%s\")\n"
+                "  --cni-bin-dir string                the CNI plugins, ',' separated\n"
+                "                                      (default \"%s\")\n"
+                "  --root-directory string             sandbox checkpoints and pod networks'\n"
+                "                                      results (default \"%s\")\n"
+                "  --restrict-oom-score-adj            never give a container an OOM score\n"
+                "                                      adjustment below the shim's own\n"
                 "  -v, --v int                         log verbosity\n"
                 "  --version                           print the version and exit\n"
                 "  -h, --help                          this help\n",
-                DEFAULT_DOCKER, DEFAULT_LISTEN, DEFAULT_PAUSE);
+                DEFAULT_DOCKER, DEFAULT_LISTEN, DEFAULT_PAUSE, DEFAULT_CNI_CONF, DEFAULT_CNI_BIN,
+                DEFAULT_ROOT);
 }
 
 int main(int argc, char **argv)
@@ -52,14 +67,33 @@ int main(int argc, char **argv)
             .listen = DEFAULT_LISTEN,
             .pod_infra_image = DEFAULT_PAUSE,
             .request_timeout_ms = 2 * 60 * 1000,
+            .root_dir = DEFAULT_ROOT,
+            .cni_conf_dir = DEFAULT_CNI_CONF,
+            .cni_bin_dirs = DEFAULT_CNI_BIN,
         };
-        enum { OPT_DOCKER = 256, OPT_LISTEN, OPT_PAUSE, OPT_TIMEOUT, OPT_VERSION };
+        enum {
+                OPT_DOCKER = 256,
+                OPT_LISTEN,
+                OPT_PAUSE,
+                OPT_TIMEOUT,
+                OPT_VERSION,
+                OPT_NETWORK,
+                OPT_CNI_CONF,
+                OPT_CNI_BIN,
+                OPT_ROOT,
+                OPT_RESTRICT_OOM,
+        };
         static const struct option opts[] = {
             {"docker-endpoint", required_argument, NULL, OPT_DOCKER},
             {"listen", required_argument, NULL, OPT_LISTEN},
             {"container-runtime-endpoint", required_argument, NULL, OPT_LISTEN},
             {"pod-infra-container-image", required_argument, NULL, OPT_PAUSE},
             {"runtime-request-timeout", required_argument, NULL, OPT_TIMEOUT},
+            {"network-plugin", required_argument, NULL, OPT_NETWORK},
+            {"cni-conf-dir", required_argument, NULL, OPT_CNI_CONF},
+            {"cni-bin-dir", required_argument, NULL, OPT_CNI_BIN},
+            {"root-directory", required_argument, NULL, OPT_ROOT},
+            {"restrict-oom-score-adj", no_argument, NULL, OPT_RESTRICT_OOM},
             {"v", required_argument, NULL, 'v'},
             {"version", no_argument, NULL, OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
@@ -93,6 +127,27 @@ int main(int argc, char **argv)
                                 ck_error_release(&err);
                                 return 1;
                         }
+                        break;
+                case OPT_NETWORK:
+                        if (strcmp(optarg, "cni") != 0) {
+                                fprintf(stderr,
+                                        "ckubelet-dockershim: invalid argument \"%s\" for "
+                                        "\"--network-plugin\": only cni is supported\n",
+                                        optarg);
+                                return 1;
+                        }
+                        break;
+                case OPT_CNI_CONF:
+                        o.cni_conf_dir = optarg;
+                        break;
+                case OPT_CNI_BIN:
+                        o.cni_bin_dirs = optarg;
+                        break;
+                case OPT_ROOT:
+                        o.root_dir = optarg;
+                        break;
+                case OPT_RESTRICT_OOM:
+                        o.restrict_oom_score_adj = true;
                         break;
                 case 'v':
                         verbosity = (int)strtol(optarg, &end, 10);

@@ -7,6 +7,7 @@
 #include "grpc/grpc.h"
 #include "grpc/grpc_server.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -55,6 +56,19 @@ static struct grpc_method *methods_of(struct dockershim *s, size_t *n)
             {RT "Version", dockershim_version, NULL, s},
             {RT "Status", dockershim_status, NULL, s},
             {RT "RuntimeConfig", dockershim_runtime_config, NULL, s},
+            {RT "RunPodSandbox", dockershim_run_pod_sandbox, NULL, s},
+            {RT "StopPodSandbox", dockershim_stop_pod_sandbox, NULL, s},
+            {RT "RemovePodSandbox", dockershim_remove_pod_sandbox, NULL, s},
+            {RT "PodSandboxStatus", dockershim_pod_sandbox_status, NULL, s},
+            {RT "ListPodSandbox", dockershim_list_pod_sandbox, NULL, s},
+            {RT "CreateContainer", dockershim_create_container, NULL, s},
+            {RT "StartContainer", dockershim_start_container, NULL, s},
+            {RT "StopContainer", dockershim_stop_container, NULL, s},
+            {RT "RemoveContainer", dockershim_remove_container, NULL, s},
+            {RT "ContainerStatus", dockershim_container_status, NULL, s},
+            {RT "ListContainers", dockershim_list_containers, NULL, s},
+            {RT "UpdateContainerResources", dockershim_update_container_resources, NULL, s},
+            {RT "ExecSync", dockershim_exec_sync, NULL, s},
             {IMG "ListImages", dockershim_list_images, NULL, s},
             {IMG "ImageStatus", dockershim_image_status, NULL, s},
             {IMG "PullImage", dockershim_pull_image, NULL, s},
@@ -67,8 +81,20 @@ static struct grpc_method *methods_of(struct dockershim *s, size_t *n)
         return m;
 }
 
-int dockershim_start(const struct dockershim_options *o, struct dockershim **out,
-                     ck_error_t *err)
+/* The shim's own OOM score adjustment (0 when unreadable). */
+static int own_oom_score_adj(void)
+{
+        cleanup_free char *own = NULL;
+        size_t len = 0;
+        ck_error_t e = NULL;
+        if (fs_read_file("/proc/self/oom_score_adj", 64, &own, &len, &e) < 0) {
+                ck_error_release(&e);
+                return 0;
+        }
+        return atoi(own);
+}
+
+int dockershim_start(const struct dockershim_options *o, struct dockershim **out, ck_error_t *err)
 {
         *out = NULL;
         const char *listen = o->listen;
@@ -87,13 +113,22 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
                 ck_error_wrap(err, "docker endpoint `%s`", o->docker_endpoint);
                 goto fail;
         }
-        s->cgroup_driver = xstrdup(info.cgroup_driver && *info.cgroup_driver ? info.cgroup_driver
-                                                                               : "cgroupfs");
-        s->docker_root_dir = xstrdup(info.docker_root_dir && *info.docker_root_dir
-                                         ? info.docker_root_dir
-                                         : "/var/lib/docker");
+        s->cgroup_driver =
+            xstrdup(info.cgroup_driver && *info.cgroup_driver ? info.cgroup_driver : "cgroupfs");
+        s->docker_root_dir =
+            xstrdup(info.docker_root_dir && *info.docker_root_dir ? info.docker_root_dir
+                                                                  : "/var/lib/docker");
         docker_info_clear(&info);
         s->pod_infra_image = o->pod_infra_image ? xstrdup(o->pod_infra_image) : NULL;
+        s->root_dir = xstrdup(o->root_dir ? o->root_dir : "/var/lib/ckubelet-dockershim");
+        s->cni_conf_dir = xstrdup(o->cni_conf_dir ? o->cni_conf_dir : "/etc/cni/net.d");
+        s->cni_bin_dirs = xstrdup(o->cni_bin_dirs ? o->cni_bin_dirs : "/opt/cni/bin");
+        s->restrict_oom_score_adj = o->restrict_oom_score_adj;
+        s->own_oom_score_adj = own_oom_score_adj();
+        if (fs_mkdir_p(s->root_dir, 0700, err) < 0) {
+                ck_error_wrap(err, "root directory `%s`", s->root_dir);
+                goto fail;
+        }
         s->listen_path = xstrdup(listen);
 
         /* a socket a previous run left */
@@ -118,6 +153,10 @@ void dockershim_stop(struct dockershim *s)
 {
         if (s == NULL)
                 return;
+        /* the calls in progress end now (a StopContainer's grace period,
+         * a pull): the server waits for them */
+        if (s->docker)
+                docker_client_cancel(s->docker);
         grpc_server_stop(s->server);
         docker_client_free(s->docker);
         free(s->methods);
@@ -125,5 +164,8 @@ void dockershim_stop(struct dockershim *s)
         free(s->pod_infra_image);
         free(s->cgroup_driver);
         free(s->docker_root_dir);
+        free(s->root_dir);
+        free(s->cni_conf_dir);
+        free(s->cni_bin_dirs);
         free(s);
 }

@@ -6,15 +6,16 @@
  * the shim over gRPC on a unix socket, the shim turns each call into
  * Docker Engine API calls (src/libdocker).
  *
- * What is served so far: Version, Status, RuntimeConfig and the image
- * service (ListImages, ImageStatus, PullImage, RemoveImage, ImageFsInfo).
- * Every other method answers UNIMPLEMENTED (docs/dockershim.md).
+ * What is served so far: Version, Status, RuntimeConfig, the image
+ * service, pod sandboxes (with CNI), containers and ExecSync.  Every other
+ * method answers UNIMPLEMENTED (docs/dockershim.md).
  */
 #ifndef CK_DOCKERSHIM_DOCKERSHIM_H
 #define CK_DOCKERSHIM_DOCKERSHIM_H
 
 #include "util/error.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct dockershim_options {
@@ -22,14 +23,18 @@ struct dockershim_options {
         const char *listen;          /* unix:///run/ckubelet-dockershim.sock */
         const char *pod_infra_image; /* the sandbox image: pinned, never removed by GC */
         int64_t request_timeout_ms;  /* each Docker call's deadline (not pulls) */
+        const char *root_dir;        /* sandbox checkpoints, CNI results */
+        const char *cni_conf_dir;    /* /etc/cni/net.d */
+        const char *cni_bin_dirs;    /* /opt/cni/bin (',' or ':' separated) */
+        bool restrict_oom_score_adj; /* no container below the shim's own OOM score
+                                      * adjustment (containerd's restrict_oom_score_adj) */
 };
 
 struct dockershim;
 
 /* Connects to the engine (its API version checked), then serves on the
  * socket (a stale socket file is removed first). */
-int dockershim_start(const struct dockershim_options *o, struct dockershim **out,
-                     ck_error_t *err);
+int dockershim_start(const struct dockershim_options *o, struct dockershim **out, ck_error_t *err);
 /* Stops serving (calls in progress finish first), closes the engine. */
 void dockershim_stop(struct dockershim *s);
 

@@ -11,6 +11,7 @@
 #include "libdocker/docker.h"
 
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,7 +26,15 @@ struct dockershim {
         char *pod_infra_image;
         char *cgroup_driver;   /* the engine's: "cgroupfs" or "systemd" */
         char *docker_root_dir; /* the engine's data root: the image filesystem */
+        char *root_dir;        /* the shim's: sandbox/ (checkpoints), network/ (CNI results) */
+        char *cni_conf_dir, *cni_bin_dirs;
+        bool restrict_oom_score_adj; /* never below the shim's own (containerd's option) */
+        int own_oom_score_adj;
 };
+
+/* The OOM score adjustment to give a container: asked, or the shim's own
+ * when restricted and asked is lower. */
+int shim_oom_score_adj(const struct dockershim *s, int64_t asked);
 
 /* The gRPC status of a failed Docker call (enum docker_error_code):
  * the engine away is UNAVAILABLE, a deadline DEADLINE_EXCEEDED, a 404
@@ -40,10 +49,47 @@ int dockershim_pack(const ProtobufCMessage *m, uint8_t **out, size_t *len);
 /* Runtime (runtime.c) */
 int dockershim_version(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                        uint8_t **resp, size_t *resp_len, ck_error_t *err);
-int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                      uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
+                      size_t *resp_len, ck_error_t *err);
 int dockershim_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+
+/* Sandboxes (sandbox.c) */
+int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_stop_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_remove_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                  uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_pod_sandbox_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                  uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_list_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
+
+/* The engine's list filters of one type of ours ("podsandbox",
+ * "container"), an ID and a CRI label selector. */
+json_t *shim_filters(const char *type, const char *id, size_t n_sel, char **keys, char **values);
+
+/* Containers (container.c) */
+int dockershim_create_container(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_start_container(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_stop_container(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                              uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_remove_container(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_container_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t len,
+                                          int64_t timeout_ms, uint8_t **resp, size_t *resp_len,
+                                          ck_error_t *err);
+int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                         uint8_t **resp, size_t *resp_len, ck_error_t *err);
+/* Removes a container and its CRI log link; gone already: 0. */
+int shim_remove_container(struct dockershim *s, const char *id, ck_error_t *err);
 
 /* Images (images.c) */
 int dockershim_list_images(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
@@ -64,5 +110,114 @@ int dockershim_image_fs_info(void *ctx, const uint8_t *req, size_t len, int64_t 
 char *dockershim_registry_auth(const char *username, const char *password, const char *auth,
                                const char *server_address, const char *identity_token,
                                const char *registry_token, ck_error_t *err);
+
+/* ---- names and labels (naming.c): pure, fuzzed -------------------------- */
+
+#define SHIM_LABEL_TYPE "io.kubernetes.docker.type"
+#define SHIM_TYPE_SANDBOX "podsandbox"
+#define SHIM_TYPE_CONTAINER "container"
+#define SHIM_LABEL_LOGPATH "io.kubernetes.container.logpath"
+#define SHIM_LABEL_SANDBOX_ID "io.kubernetes.sandbox.id"
+#define SHIM_LABEL_CONTAINER_NAME "io.kubernetes.container.name"
+#define SHIM_ANNOTATION_PREFIX "annotation."
+
+char *shim_sandbox_name(const char *pod, const char *ns, const char *uid, uint32_t attempt);
+char *shim_container_name(const char *container, const char *pod, const char *ns, const char *uid,
+                          uint32_t attempt);
+
+/* A parsed name: container is "POD" for a sandbox. */
+struct shim_name {
+        char *container, *pod, *ns, *uid;
+        uint32_t attempt;
+};
+/* 0, or -1 when docker_name (with or without its '/') is not one of ours. */
+int shim_parse_name(const char *docker_name, struct shim_name *out);
+void shim_name_clear(struct shim_name *n);
+
+struct shim_kv {
+        const char *key, *value;
+};
+/* The engine's labels of CRI labels and annotations (a new object). */
+json_t *shim_make_labels(const struct shim_kv *labels, size_t n_labels,
+                         const struct shim_kv *annotations, size_t n_annotations);
+
+/* A CRI map (labels or annotations) for an answer: entries of whatever
+ * map-entry message the descriptor names (they all are {key, value}),
+ * borrowing their strings. */
+struct shim_map_entry {
+        ProtobufCMessage base;
+        char *key, *value;
+};
+struct shim_map {
+        struct shim_map_entry **entries; /* cast to the message's entry type */
+        size_t n;
+        struct shim_map_entry *storage;
+};
+/* The CRI labels and annotations of the engine's labels, the shim's own
+ * left out (strings borrowed from docker_labels). */
+void shim_split_labels(const json_t *docker_labels, const ProtobufCMessageDescriptor *label_desc,
+                       const ProtobufCMessageDescriptor *annotation_desc, struct shim_map *labels,
+                       struct shim_map *annotations);
+void shim_map_clear(struct shim_map *m);
+
+/* ---- sandbox checkpoints (checkpoint.c): cri-dockerd's files ------------- */
+
+struct shim_port {
+        char *protocol; /* "tcp", "udp", "sctp" */
+        int32_t container_port, host_port;
+        char *host_ip; /* "" when none */
+};
+struct shim_checkpoint {
+        char *name, *ns; /* the pod's */
+        bool host_network;
+        bool ports_present; /* port_mappings written (even empty) */
+        struct shim_port *ports;
+        size_t n_ports;
+};
+void shim_checkpoint_clear(struct shim_checkpoint *c);
+/* cri-dockerd's checksum of c's data. */
+uint32_t shim_checkpoint_checksum(const struct shim_checkpoint *c);
+/* The file's text (a new string). */
+char *shim_checkpoint_encode(const struct shim_checkpoint *c);
+/* The file's text decoded, its checksum checked ("checkpoint is
+ * corrupted: ..."). */
+int shim_checkpoint_decode(const char *buf, size_t len, struct shim_checkpoint *out,
+                           ck_error_t *err);
+/* <dir>/<id>: written atomically (mode 0600), read (a missing file: err
+ * status ENOENT), removed (missing is fine), listed (names not starting
+ * with '.'). */
+int shim_checkpoint_write(const char *dir, const char *id, const struct shim_checkpoint *c,
+                          ck_error_t *err);
+int shim_checkpoint_read(const char *dir, const char *id, struct shim_checkpoint *out,
+                         ck_error_t *err);
+int shim_checkpoint_remove(const char *dir, const char *id, ck_error_t *err);
+int shim_checkpoint_list(const char *dir, char ***ids, size_t *n, ck_error_t *err);
+
+/* ---- pod networks (cni.c) ------------------------------------------------ */
+
+struct shim_cni;
+/* The first usable configuration of conf_dir (bin_dirs: ':' or ','
+ * separated); "no valid networks found in <dir>: <why the last one was
+ * not>" when none is. */
+int shim_cni_load(const char *conf_dir, const char *bin_dirs, struct shim_cni **out,
+                  ck_error_t *err);
+void shim_cni_free(struct shim_cni *n);
+const char *shim_cni_name(const struct shim_cni *n);
+
+struct shim_cni_args {
+        const char *container_id; /* the sandbox's */
+        const char *netns;        /* its network namespace's path */
+        const char *ifname;       /* NULL: eth0 */
+        const char *pod_name, *pod_ns;
+        const struct shim_port *ports; /* the portMappings capability */
+        size_t n_ports;
+};
+/* ADD: "lo" up, then the network's plugins in order; *ip the pod's
+ * address, *result the final result (JSON, for the DEL). */
+int shim_cni_add(const struct shim_cni *n, const struct shim_cni_args *a, int64_t timeout_ms,
+                 char **ip, char **result, ck_error_t *err);
+/* DEL: the plugins in reverse (result: the ADD's, or NULL), then lo. */
+int shim_cni_del(const struct shim_cni *n, const struct shim_cni_args *a, const char *result,
+                 int64_t timeout_ms, ck_error_t *err);
 
 #endif

@@ -44,8 +44,7 @@ static void image_user(const char *user, Runtime__V1__Int64Value *uid, char **us
 /* One CRI Image of an engine image (fields borrowed from it, but the
  * username: malloc'ed into *username_out). */
 static void to_cri_image(const struct dockershim *s, struct docker_image *d,
-                         Runtime__V1__Image *img, Runtime__V1__Int64Value *uid,
-                         char **username_out)
+                         Runtime__V1__Image *img, Runtime__V1__Int64Value *uid, char **username_out)
 {
         runtime__v1__image__init(img);
         runtime__v1__int64_value__init(uid);
@@ -77,7 +76,8 @@ int dockershim_list_images(void *ctx, const uint8_t *req, size_t len, int64_t ti
 {
         (void)timeout_ms;
         struct dockershim *s = ctx;
-        Runtime__V1__ListImagesRequest *in = runtime__v1__list_images_request__unpack(NULL, len, req);
+        Runtime__V1__ListImagesRequest *in =
+            runtime__v1__list_images_request__unpack(NULL, len, req);
         if (in == NULL)
                 return bad_request(err, "ListImages");
         const char *want = in->filter && in->filter->image && in->filter->image->image[0]
@@ -228,9 +228,8 @@ int dockershim_pull_image(void *ctx, const uint8_t *req, size_t len, int64_t tim
                 (*err)->code = GRPC_INVALID_ARGUMENT;
                 return ck_error_wrap(err, "PullImage `%s`", ref);
         }
-        /* a pull has no deadline but the caller's (the kubelet's
-         * image-pull-progress is its own business) */
-        if (docker_image_pull(s->docker, ref, auth, timeout_ms > 0 ? timeout_ms : 0, err) < 0)
+        /* a pull has no deadline but the caller's */
+        if (docker_image_pull(s->docker, ref, auth, timeout_ms, err) < 0)
                 return dockershim_fail(err);
         struct docker_image d;
         if (docker_image_inspect(s->docker, ref, &d, err) < 0)
@@ -268,7 +267,8 @@ int dockershim_remove_image(void *ctx, const uint8_t *req, size_t len, int64_t t
         cleanup_free char *ref = xstrdup(in->image ? in->image->image : "");
         runtime__v1__remove_image_request__free_unpacked(in, NULL);
         if (*ref == '\0')
-                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT, "RemoveImage: no image given");
+                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT,
+                                          "RemoveImage: no image given");
         /* the image the reference names goes with all its names, as
          * containerd's CRI removes it; already gone: done */
         struct docker_image d;
@@ -276,7 +276,8 @@ int dockershim_remove_image(void *ctx, const uint8_t *req, size_t len, int64_t t
         if (docker_image_inspect(s->docker, ref, &d, &e) < 0) {
                 if (e->code == DOCKER_ERR_NOT_FOUND) {
                         ck_error_release(&e);
-                        Runtime__V1__RemoveImageResponse r = RUNTIME__V1__REMOVE_IMAGE_RESPONSE__INIT;
+                        Runtime__V1__RemoveImageResponse r =
+                            RUNTIME__V1__REMOVE_IMAGE_RESPONSE__INIT;
                         dockershim_pack(&r.base, resp, resp_len);
                         return 0;
                 }

@@ -31,8 +31,8 @@ int dockershim_version(void *ctx, const uint8_t *req, size_t len, int64_t timeou
         return 0;
 }
 
-int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                      uint8_t **resp, size_t *resp_len, ck_error_t *err)
+int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
+                      size_t *resp_len, ck_error_t *err)
 {
         (void)req;
         (void)len;
@@ -48,18 +48,28 @@ int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout
         ck_error_t derr = NULL;
         if (docker_version(s->docker, &v, &derr) < 0) {
                 runtime.reason = (char *)"DockerDaemonNotReady";
-                runtime_msg = xasprintf("docker: failed to get docker version: %s",
-                                        ck_error_msg(derr));
+                runtime_msg =
+                    xasprintf("docker: failed to get docker version: %s", ck_error_msg(derr));
                 runtime.message = runtime_msg;
                 ck_error_release(&derr);
         } else {
                 runtime.status = true;
         }
         docker_version_clear(&v);
-        /* pod networking (CNI) comes with the sandboxes: not yet */
-        network.reason = (char *)"NetworkPluginNotReady";
-        network.message = (char *)"docker: network plugin is not ready: the shim runs no "
-                                  "network plugin yet (pod sandboxes are not implemented)";
+        /* the network: a usable CNI configuration */
+        cleanup_free char *network_msg = NULL;
+        struct shim_cni *cni = NULL;
+        if (shim_cni_load(s->cni_conf_dir, s->cni_bin_dirs, &cni, &derr) < 0) {
+                network.reason = (char *)"NetworkPluginNotReady";
+                network_msg = xasprintf("docker: network plugin is not ready: cni config "
+                                        "uninitialized: %s",
+                                        ck_error_msg(derr));
+                network.message = network_msg;
+                ck_error_release(&derr);
+        } else {
+                network.status = true;
+        }
+        shim_cni_free(cni);
         Runtime__V1__RuntimeCondition *conds[] = {&runtime, &network};
         Runtime__V1__RuntimeStatus st = RUNTIME__V1__RUNTIME_STATUS__INIT;
         st.n_conditions = 2;
@@ -77,7 +87,8 @@ int dockershim_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t
         (void)len;
         (void)timeout_ms;
         struct dockershim *s = ctx;
-        Runtime__V1__LinuxRuntimeConfiguration linux = RUNTIME__V1__LINUX_RUNTIME_CONFIGURATION__INIT;
+        Runtime__V1__LinuxRuntimeConfiguration linux =
+            RUNTIME__V1__LINUX_RUNTIME_CONFIGURATION__INIT;
         if (strcmp(s->cgroup_driver, "systemd") == 0)
                 linux.cgroup_driver = RUNTIME__V1__CGROUP_DRIVER__SYSTEMD;
         else if (strcmp(s->cgroup_driver, "cgroupfs") == 0)

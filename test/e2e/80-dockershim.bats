@@ -3,9 +3,11 @@
 # dockerd 20.10 with its own containerd, the test images loaded), called by
 # crictl as a kubelet would call it: the runtime's version and status, and
 # the image service (list, status, pull with and without credentials from
-# the local registry, remove, the image filesystem).  A dockerd that goes
-# away gets errors, never a crash, and is found again when it is back.  The
-# methods not implemented yet answer Unimplemented (docs/dockershim.md).
+# the local registry, remove, the image filesystem), a pod sandbox on the
+# CNI bridge with a container in it (exec, logs, stop, removal, nothing
+# left).  A dockerd that goes away gets errors, never a crash, and is found
+# again when it is back.  The methods not implemented yet answer
+# Unimplemented (docs/dockershim.md).
 
 load helpers
 
@@ -28,7 +30,7 @@ setup_file() {
 	}
 	export CK_DOCKER_DIR=${CK_DOCKER_DIR:-/var/lib/ckubelet-docker}
 	local endpoint
-	endpoint=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-docker" up 3>&- | tail -n 1) || {
+	endpoint=$(set -o pipefail && CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-docker" up 3>&- | tail -n 1) || {
 		echo "setup: hack/local-docker up failed" >&2
 		return 1
 	}
@@ -68,12 +70,11 @@ teardown_file() {
 	[[ $output == *"RuntimeApiVersion:  v1"* ]]
 }
 
-@test "dockershim: Status: the runtime is ready, the network plugin not yet" {
+@test "dockershim: Status: the runtime and its network are ready" {
 	run crictl info -o json
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '.status.conditions[] | select(.type == "RuntimeReady") | .status' <<<"$output")" = true ]
-	[ "$(jq -r '.status.conditions[] | select(.type == "NetworkReady") | .status' <<<"$output")" = false ]
-	[ "$(jq -r '.status.conditions[] | select(.type == "NetworkReady") | .reason' <<<"$output")" = NetworkPluginNotReady ]
+	[ "$(jq -r '.status.conditions[] | select(.type == "NetworkReady") | .status' <<<"$output")" = true ]
 }
 
 @test "dockershim: the engine's images are listed with their IDs, the sandbox image pinned" {
@@ -137,8 +138,88 @@ teardown_file() {
 	[ "$(jq -r '.status.imageFilesystems[0].usedBytes.value' <<<"$output")" -gt 0 ]
 }
 
+teardown() {
+	if [[ -n ${POD_ID:-} ]]; then
+		crictl stopp "$POD_ID" >/dev/null 2>&1 || true
+		crictl rmp -f "$POD_ID" >/dev/null 2>&1 || true
+	fi
+}
+
+@test "dockershim: a pod sandbox on the CNI bridge, a container in it: exec, logs, stop, remove" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-$$-$RANDOM ip ctr out
+	mkdir -p "$tmp/logs"
+	jq -n --arg uid "$uid" --arg logs "$tmp/logs" '{
+		metadata: {name: "e2e-shim", namespace: "default", uid: $uid, attempt: 0},
+		hostname: "e2e-shim",
+		log_directory: $logs,
+		dns_config: {servers: ["10.89.0.10"], searches: ["default.svc.cluster.local"], options: ["ndots:5"]},
+		labels: {app: "e2e-shim"},
+		annotations: {"example.com/note": "kept"},
+		linux: {}
+	}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{
+		metadata: {name: "web", attempt: 0},
+		image: {image: $image},
+		command: ["sh", "-c", "echo hello from $(hostname); echo to stderr >&2; mkdir -p /www; echo served >/www/index.html; exec httpd -f -p 8080 -h /www"],
+		envs: [{key: "GREETING", value: "hi there"}],
+		log_path: "web_0.log",
+		linux: {}
+	}' >"$tmp/ctr.json"
+
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	[ "$(crictl inspectp -o json "$POD_ID" | jq -r .status.state)" = SANDBOX_READY ]
+	[ "$(crictl inspectp -o json "$POD_ID" | jq -r .status.labels.app)" = e2e-shim ]
+	[ "$(crictl inspectp -o json "$POD_ID" | jq -r '.status.annotations["example.com/note"]')" = kept ]
+	ip=$(crictl inspectp -o json "$POD_ID" | jq -r .status.network.ip)
+	echo "pod IP: $ip"
+	[[ $ip == 10.89.* ]]
+	# the engine's own container, under cri-dockerd's name and labels
+	[ "$(docker inspect -f '{{.Name}}' "$POD_ID")" = "/k8s_POD_e2e-shim_default_${uid}_0" ]
+	[ "$(docker inspect -f '{{index .Config.Labels "io.kubernetes.docker.type"}}' "$POD_ID")" = podsandbox ]
+	[ -f "$CK_DOCKER_DIR/shim/sandbox/$POD_ID" ]
+	run crictl pods -q --label app=e2e-shim
+	[ "$output" = "$POD_ID" ]
+
+	ctr=$(crictl create "$POD_ID" "$tmp/ctr.json" "$tmp/pod.json")
+	crictl start "$ctr"
+	[ "$(crictl inspect -o json "$ctr" | jq -r .status.state)" = CONTAINER_RUNNING ]
+	# served on the pod's IP, from this host
+	wait_for -t 10 curl -sf --max-time 2 "http://$ip:8080/"
+	[ "$(curl -sf --max-time 2 "http://$ip:8080/")" = served ]
+	# ExecSync: output, environment, exit code, the pod's DNS file
+	run crictl exec "$ctr" sh -c 'echo "$GREETING"; exit 3'
+	[ "$status" -eq 3 ]
+	[ "$output" = "hi there" ]
+	run crictl exec "$ctr" cat /etc/resolv.conf
+	[[ $output == *"nameserver 10.89.0.10"* ]]
+	[[ $output == *"search default.svc.cluster.local"* ]]
+	[[ $output == *"options ndots:5"* ]]
+	# the log path: the engine's json-file log, read by crictl
+	[ -L "$tmp/logs/web_0.log" ]
+	wait_for -t 10 bash -c "'$CRICTL' --config /dev/null --runtime-endpoint '$CONTAINER_RUNTIME_ENDPOINT' logs '$ctr' 2>&1 | grep -q 'hello from e2e-shim'"
+	run crictl ps -q --pod "$POD_ID"
+	[ "$output" = "$ctr" ]
+
+	crictl stop -t 2 "$ctr"
+	[ "$(crictl inspect -o json "$ctr" | jq -r .status.state)" = CONTAINER_EXITED ]
+	crictl rm "$ctr"
+	[ ! -e "$tmp/logs/web_0.log" ]
+	crictl stopp "$POD_ID"
+	[ "$(crictl inspectp -o json "$POD_ID" | jq -r .status.state)" = SANDBOX_NOTREADY ]
+	crictl rmp "$POD_ID"
+	run docker inspect "$POD_ID"
+	[ "$status" -ne 0 ]
+	[ ! -e "$CK_DOCKER_DIR/shim/sandbox/$POD_ID" ]
+	[ ! -e "$CK_DOCKER_DIR/shim/network/$POD_ID" ]
+	# the address went back to the pool
+	[ -d "$CK_DOCKER_DIR/cni/networks/ckubelet-docker" ]
+	run grep -rl "$POD_ID" "$CK_DOCKER_DIR/cni/networks"
+	[ "$status" -eq 1 ]
+	POD_ID=
+}
+
 @test "dockershim: methods not implemented yet answer Unimplemented" {
-	run crictl pods
+	run crictl stats
 	[ "$status" -ne 0 ]
 	[[ $output == *"Unimplemented"* ]]
 }

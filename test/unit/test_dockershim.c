@@ -19,9 +19,12 @@
 #include "grpc/grpc_server.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define VERSION_141 "{\"Version\":\"20.10.24+dfsg1\",\"ApiVersion\":\"1.41\"}"
 
@@ -45,6 +48,8 @@ static struct dockershim *shim_on(void)
         s->pod_infra_image = xstrdup("localhost/pause:3.10");
         s->cgroup_driver = xstrdup("cgroupfs");
         s->docker_root_dir = xstrdup("/");
+        s->cni_conf_dir = xstrdup("/nonexistent");
+        s->cni_bin_dirs = xstrdup("/nonexistent");
         return s;
 }
 
@@ -54,6 +59,9 @@ static void shim_free(struct dockershim *s)
         free(s->pod_infra_image);
         free(s->cgroup_driver);
         free(s->docker_root_dir);
+        free(s->cni_conf_dir);
+        free(s->cni_bin_dirs);
+        free(s->root_dir);
         free(s);
 }
 
@@ -205,8 +213,8 @@ static void test_pull_image(void **state)
         cleanup_free char *json = NULL;
         size_t jl = 0;
         assert_int_equal(base64_decode(std, strlen(std), 0, &json, &jl, NULL), 0);
-        assert_string_equal(json,
-                            "{\"password\":\"pass\",\"serveraddress\":\"reg\",\"username\":\"user\"}");
+        assert_string_equal(
+            json, "{\"password\":\"pass\",\"serveraddress\":\"reg\",\"username\":\"user\"}");
 
         spec.image = (char *)"nope:1";
         req.auth = NULL;
@@ -294,6 +302,11 @@ static void test_engine_away_is_unavailable(void **state)
         assert_string_equal(r->status->conditions[0]->type, "RuntimeReady");
         assert_false(r->status->conditions[0]->status);
         assert_string_equal(r->status->conditions[0]->reason, "DockerDaemonNotReady");
+        /* no CNI configuration there: the network is not ready, and why */
+        assert_string_equal(r->status->conditions[1]->type, "NetworkReady");
+        assert_false(r->status->conditions[1]->status);
+        assert_string_equal(r->status->conditions[1]->reason, "NetworkPluginNotReady");
+        assert_non_null(strstr(r->status->conditions[1]->message, "/nonexistent"));
         runtime__v1__status_response__free_unpacked(r, NULL);
         shim_free(s);
 }
@@ -316,6 +329,446 @@ static void test_bad_request_is_invalid_argument(void **state)
         ck_error_release(&err);
 }
 
+static void test_names(void **state)
+{
+        (void)state;
+        cleanup_free char *sb = shim_sandbox_name("web", "default", "u-1", 2);
+        assert_string_equal(sb, "k8s_POD_web_default_u-1_2");
+        cleanup_free char *c = shim_container_name("app", "web", "default", "u-1", 0);
+        assert_string_equal(c, "k8s_app_web_default_u-1_0");
+        struct shim_name n;
+        assert_int_equal(shim_parse_name("/k8s_POD_web_default_u-1_2", &n), 0);
+        assert_string_equal(n.container, "POD");
+        assert_string_equal(n.pod, "web");
+        assert_string_equal(n.ns, "default");
+        assert_string_equal(n.uid, "u-1");
+        assert_int_equal(n.attempt, 2);
+        shim_name_clear(&n);
+        /* a random suffix (cri-dockerd's retry after a name conflict) */
+        assert_int_equal(shim_parse_name("k8s_app_web_ns_u_4294967295_0a1b2c3d", &n), 0);
+        assert_int_equal(n.attempt, 4294967295u);
+        shim_name_clear(&n);
+        static const char *const not_ours[] = {"web",
+                                               "k8s_a_b_c_d",
+                                               "k9s_a_b_c_d_0",
+                                               "k8s_a_b_c_d_x",
+                                               "k8s_a_b_c_d_4294967296",
+                                               "k8s_a__c_d_0",
+                                               "k8s_a_b_c_d_0_e_f",
+                                               "k8s_a_b_c_d_-1",
+                                               "k8s_a_b_c_d_"};
+        for (size_t i = 0; i < ARRAY_SIZE(not_ours); i++)
+                if (shim_parse_name(not_ours[i], &n) == 0)
+                        fail_msg("%s parsed", not_ours[i]);
+}
+
+static void test_labels_round_trip(void **state)
+{
+        (void)state;
+        const struct shim_kv labels[] = {{"app", "web"}, {"io.kubernetes.pod.name", "web"}};
+        const struct shim_kv ann[] = {{"kubernetes.io/config.seen", "now"}};
+        json_t *j = shim_make_labels(labels, 2, ann, 1);
+        json_object_set_new(j, SHIM_LABEL_TYPE, json_string(SHIM_TYPE_SANDBOX));
+        json_object_set_new(j, SHIM_LABEL_CONTAINER_NAME, json_string("POD"));
+        assert_string_equal(
+            json_string_value(json_object_get(j, "annotation.kubernetes.io/config.seen")), "now");
+        struct shim_map l, a;
+        shim_split_labels(j, &runtime__v1__pod_sandbox__labels_entry__descriptor,
+                          &runtime__v1__pod_sandbox__annotations_entry__descriptor, &l, &a);
+        assert_int_equal(l.n, 2);
+        assert_int_equal(a.n, 1);
+        assert_string_equal(a.entries[0]->key, "kubernetes.io/config.seen");
+        assert_string_equal(a.entries[0]->value, "now");
+        /* packable as the message's own map entries */
+        Runtime__V1__PodSandbox ps = RUNTIME__V1__POD_SANDBOX__INIT;
+        ps.n_labels = l.n;
+        ps.labels = (Runtime__V1__PodSandbox__LabelsEntry **)l.entries;
+        ps.n_annotations = a.n;
+        ps.annotations = (Runtime__V1__PodSandbox__AnnotationsEntry **)a.entries;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        dockershim_pack(&ps.base, &buf, &len);
+        Runtime__V1__PodSandbox *back = runtime__v1__pod_sandbox__unpack(NULL, len, buf);
+        assert_non_null(back);
+        assert_int_equal(back->n_labels, 2);
+        assert_int_equal(back->n_annotations, 1);
+        runtime__v1__pod_sandbox__free_unpacked(back, NULL);
+        free(buf);
+        shim_map_clear(&l);
+        shim_map_clear(&a);
+        json_decref(j);
+}
+
+/* The checksums cri-dockerd computes (Go's spew, FNV-1a 32) for three
+ * checkpoints, so that the files are the same. */
+static void test_checkpoint_matches_cri_dockerd(void **state)
+{
+        (void)state;
+        struct shim_checkpoint c = {.name = (char *)"web", .ns = (char *)"default"};
+        assert_true(shim_checkpoint_checksum(&c) == 2305795928u);
+        c.host_network = true;
+        assert_true(shim_checkpoint_checksum(&c) == 12315789u);
+        struct shim_port p = {(char *)"tcp", 80, 8080, (char *)""};
+        c.host_network = false;
+        c.ports_present = true;
+        c.ports = &p;
+        c.n_ports = 1;
+        assert_true(shim_checkpoint_checksum(&c) == 3712672205u);
+
+        cleanup_free char *text = shim_checkpoint_encode(&c);
+        assert_string_equal(text, "{\"version\":\"v1\",\"name\":\"web\",\"namespace\":\"default\","
+                                  "\"data\":{\"port_mappings\":[{\"protocol\":\"tcp\","
+                                  "\"container_port\":80,\"host_port\":8080}]},"
+                                  "\"checksum\":3712672205}");
+        struct shim_checkpoint back;
+        ck_error_t err = NULL;
+        assert_int_equal(shim_checkpoint_decode(text, strlen(text), &back, &err), 0);
+        assert_string_equal(back.name, "web");
+        assert_int_equal(back.n_ports, 1);
+        assert_int_equal(back.ports[0].host_port, 8080);
+        shim_checkpoint_clear(&back);
+
+        /* a changed byte: corrupted */
+        char *edit = strstr(text, "8080");
+        edit[0] = '9';
+        assert_int_equal(shim_checkpoint_decode(text, strlen(text), &back, &err), -1);
+        assert_string_equal(ck_error_msg(err), "checkpoint is corrupted: checksum mismatch");
+        ck_error_release(&err);
+}
+
+static void test_checkpoint_files(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/ck-shim-ckpt-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        cleanup_free char *sub = xasprintf("%s/sandbox", dir);
+        struct shim_checkpoint c = {
+            .name = (char *)"web", .ns = (char *)"ns", .host_network = true};
+        ck_error_t err = NULL;
+        assert_int_equal(shim_checkpoint_write(sub, "abc", &c, &err), 0);
+        char **ids = NULL;
+        size_t n = 0;
+        assert_int_equal(shim_checkpoint_list(sub, &ids, &n, &err), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(ids[0], "abc");
+        free(ids[0]);
+        free(ids);
+        struct shim_checkpoint back;
+        assert_int_equal(shim_checkpoint_read(sub, "abc", &back, &err), 0);
+        assert_true(back.host_network);
+        shim_checkpoint_clear(&back);
+        assert_int_equal(shim_checkpoint_remove(sub, "abc", &err), 0);
+        assert_int_equal(shim_checkpoint_remove(sub, "abc", &err), 0);
+        assert_int_equal(shim_checkpoint_read(sub, "abc", &back, &err), -1);
+        assert_int_equal(err->status, ENOENT);
+        ck_error_release(&err);
+        /* a name that would leave the directory */
+        assert_int_equal(shim_checkpoint_write(sub, "../x", &c, &err), -1);
+        ck_error_release(&err);
+        rmdir(sub);
+        rmdir(dir);
+}
+
+/* The shim with a root directory of its own (for checkpoints). */
+static struct dockershim *shim_with_root(char *dir)
+{
+        struct dockershim *s = shim_on();
+        assert_non_null(mkdtemp(dir));
+        s->root_dir = xstrdup(dir);
+        return s;
+}
+
+/* A host-network sandbox: the engine's create request as cri-dockerd
+ * makes it, the checkpoint, the DNS file written, no CNI. */
+static void test_run_pod_sandbox_on_the_host_network(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/ck-shim-sb-XXXXXX";
+        char resolv[] = "/tmp/ck-shim-resolv-XXXXXX";
+        int rfd = mkstemp(resolv);
+        assert_true(rfd >= 0);
+        assert_int_equal(write(rfd, "old\n", 4), 4);
+        close(rfd);
+        cleanup_free char *inspect =
+            xasprintf("{\"Id\":\"s1\",\"Name\":\"/k8s_POD_web_ns_u1_0\",\"ResolvConfPath\":\"%s\","
+                      "\"HostConfig\":{\"NetworkMode\":\"host\"},\"State\":{\"Running\":true}}",
+                      resolv);
+        const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "{\"Id\":\"sha256:p\",\"RepoTags\":[\"localhost/pause:3.10\"]}"},
+            {201, "{\"Id\":\"s1\",\"Warnings\":[]}"},
+            {204, ""},
+            {200, inspect},
+        };
+        struct fake *f = fake_start_unix(script, 5, sock_path);
+        struct dockershim *s = shim_with_root(dir);
+
+        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        md.name = (char *)"web";
+        md.namespace_ = (char *)"ns";
+        md.uid = (char *)"u1";
+        Runtime__V1__NamespaceOption nso = RUNTIME__V1__NAMESPACE_OPTION__INIT;
+        nso.network = RUNTIME__V1__NAMESPACE_MODE__NODE;
+        Runtime__V1__LinuxSandboxSecurityContext sc =
+            RUNTIME__V1__LINUX_SANDBOX_SECURITY_CONTEXT__INIT;
+        sc.namespace_options = &nso;
+        Runtime__V1__LinuxPodSandboxConfig lx = RUNTIME__V1__LINUX_POD_SANDBOX_CONFIG__INIT;
+        lx.security_context = &sc;
+        lx.cgroup_parent = (char *)"/kubepods/besteffort/podu1";
+        Runtime__V1__PodSandboxConfig__AnnotationsEntry a1 =
+            RUNTIME__V1__POD_SANDBOX_CONFIG__ANNOTATIONS_ENTRY__INIT;
+        a1.key = (char *)"note";
+        a1.value = (char *)"kept";
+        Runtime__V1__PodSandboxConfig__AnnotationsEntry *anns[] = {&a1};
+        char *servers[] = {(char *)"10.0.0.10"};
+        char *searches[] = {(char *)"a.svc", (char *)"svc"};
+        Runtime__V1__DNSConfig dns = RUNTIME__V1__DNSCONFIG__INIT;
+        dns.n_servers = 1;
+        dns.servers = servers;
+        dns.n_searches = 2;
+        dns.searches = searches;
+        Runtime__V1__PodSandboxConfig cfg = RUNTIME__V1__POD_SANDBOX_CONFIG__INIT;
+        cfg.metadata = &md;
+        cfg.hostname = (char *)"web";
+        cfg.linux = &lx;
+        cfg.dns_config = &dns;
+        cfg.n_annotations = 1;
+        cfg.annotations = anns;
+        Runtime__V1__RunPodSandboxRequest req = RUNTIME__V1__RUN_POD_SANDBOX_REQUEST__INIT;
+        req.config = &cfg;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_run_pod_sandbox, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__RunPodSandboxResponse *r =
+            runtime__v1__run_pod_sandbox_response__unpack(NULL, len, resp);
+        assert_string_equal(r->pod_sandbox_id, "s1");
+        runtime__v1__run_pod_sandbox_response__free_unpacked(r, NULL);
+        free(resp);
+
+        assert_string_equal(f->req[2], "POST /v1.41/containers/create?name=k8s_POD_web_ns_u1_0");
+        json_t *body = json_loads(f->body[2], 0, NULL);
+        assert_non_null(body);
+        assert_string_equal(json_string_value(json_object_get(body, "Image")),
+                            "localhost/pause:3.10");
+        assert_string_equal(json_string_value(json_object_get(body, "Hostname")), "web");
+        json_t *labels = json_object_get(body, "Labels");
+        assert_string_equal(json_string_value(json_object_get(labels, "io.kubernetes.docker.type")),
+                            "podsandbox");
+        assert_string_equal(json_string_value(json_object_get(labels, "annotation.note")), "kept");
+        json_t *host = json_object_get(body, "HostConfig");
+        assert_string_equal(json_string_value(json_object_get(host, "NetworkMode")), "host");
+        assert_string_equal(json_string_value(json_object_get(host, "IpcMode")), "shareable");
+        assert_int_equal(json_integer_value(json_object_get(host, "OomScoreAdj")), -998);
+        assert_int_equal(json_integer_value(json_object_get(host, "CpuShares")), 2);
+        assert_string_equal(json_string_value(json_object_get(host, "CgroupParent")),
+                            "/kubepods/besteffort/podu1");
+        assert_string_equal(
+            json_string_value(json_array_get(json_object_get(host, "SecurityOpt"), 0)),
+            "no-new-privileges");
+        json_decref(body);
+        assert_string_equal(f->req[3], "POST /v1.41/containers/s1/start");
+
+        /* the checkpoint, before the start; the DNS file after */
+        struct shim_checkpoint cp;
+        cleanup_free char *cpdir = xasprintf("%s/sandbox", dir);
+        assert_int_equal(shim_checkpoint_read(cpdir, "s1", &cp, &err), 0);
+        assert_string_equal(cp.name, "web");
+        assert_true(cp.host_network);
+        shim_checkpoint_clear(&cp);
+        cleanup_free char *dnsfile = NULL;
+        size_t dl = 0;
+        assert_int_equal(fs_read_file(resolv, 4096, &dnsfile, &dl, &err), 0);
+        assert_string_equal(dnsfile, "nameserver 10.0.0.10\nsearch a.svc svc\n");
+
+        assert_int_equal(shim_checkpoint_remove(cpdir, "s1", &err), 0);
+        rmdir(cpdir);
+        rmdir(dir);
+        unlink(resolv);
+        done(f, s);
+}
+
+/* The engine's create request of a container: command and args, env,
+ * binds, devices, resources, namespaces, security context. */
+static void test_create_container_request(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {201, "{\"Id\":\"c1\"}"},
+        };
+        struct fake *f = fake_start_unix(script, 2, sock_path);
+        struct dockershim *s = shim_on();
+        s->restrict_oom_score_adj = true;
+        s->own_oom_score_adj = 0;
+
+        Runtime__V1__PodSandboxMetadata smd = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        smd.name = (char *)"web";
+        smd.namespace_ = (char *)"ns";
+        smd.uid = (char *)"u1";
+        Runtime__V1__PodSandboxConfig sbc = RUNTIME__V1__POD_SANDBOX_CONFIG__INIT;
+        sbc.metadata = &smd;
+        sbc.log_directory = (char *)"/var/log/pods/ns_web_u1";
+        Runtime__V1__ContainerMetadata md = RUNTIME__V1__CONTAINER_METADATA__INIT;
+        md.name = (char *)"app";
+        md.attempt = 2;
+        Runtime__V1__ImageSpec img = RUNTIME__V1__IMAGE_SPEC__INIT;
+        img.image = (char *)"busybox:1";
+        char *cmd[] = {(char *)"sh"};
+        char *args[] = {(char *)"-c", (char *)"sleep 1"};
+        Runtime__V1__KeyValue e1 = RUNTIME__V1__KEY_VALUE__INIT;
+        e1.key = (char *)"A";
+        e1.value = (char *)"b=c";
+        Runtime__V1__KeyValue *envs[] = {&e1};
+        Runtime__V1__Mount m1 = RUNTIME__V1__MOUNT__INIT;
+        m1.host_path = (char *)"/h";
+        m1.container_path = (char *)"/c";
+        m1.readonly = true;
+        m1.propagation = RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_HOST_TO_CONTAINER;
+        Runtime__V1__Mount m2 = RUNTIME__V1__MOUNT__INIT;
+        m2.host_path = (char *)"/h2";
+        m2.container_path = (char *)"/c2";
+        Runtime__V1__Mount *mounts[] = {&m1, &m2};
+        Runtime__V1__LinuxContainerResources res = RUNTIME__V1__LINUX_CONTAINER_RESOURCES__INIT;
+        res.memory_limit_in_bytes = 64 << 20;
+        res.cpu_shares = 512;
+        res.cpu_quota = 50000;
+        res.cpu_period = 100000;
+        res.oom_score_adj = -997;
+        Runtime__V1__Int64Value uid = RUNTIME__V1__INT64_VALUE__INIT,
+                                gid = RUNTIME__V1__INT64_VALUE__INIT;
+        uid.value = 1000;
+        gid.value = 2000;
+        char *add[] = {(char *)"NET_ADMIN"};
+        char *drop[] = {(char *)"ALL"};
+        Runtime__V1__Capability caps = RUNTIME__V1__CAPABILITY__INIT;
+        caps.n_add_capabilities = 1;
+        caps.add_capabilities = add;
+        caps.n_drop_capabilities = 1;
+        caps.drop_capabilities = drop;
+        Runtime__V1__NamespaceOption nso = RUNTIME__V1__NAMESPACE_OPTION__INIT;
+        nso.pid = RUNTIME__V1__NAMESPACE_MODE__POD;
+        Runtime__V1__SecurityProfile seccomp = RUNTIME__V1__SECURITY_PROFILE__INIT;
+        seccomp.profile_type = RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__RuntimeDefault;
+        Runtime__V1__LinuxContainerSecurityContext sc =
+            RUNTIME__V1__LINUX_CONTAINER_SECURITY_CONTEXT__INIT;
+        sc.run_as_user = &uid;
+        sc.run_as_group = &gid;
+        sc.capabilities = &caps;
+        sc.namespace_options = &nso;
+        sc.no_new_privs = true;
+        sc.seccomp = &seccomp;
+        Runtime__V1__LinuxContainerConfig lx = RUNTIME__V1__LINUX_CONTAINER_CONFIG__INIT;
+        lx.resources = &res;
+        lx.security_context = &sc;
+        Runtime__V1__ContainerConfig c = RUNTIME__V1__CONTAINER_CONFIG__INIT;
+        c.metadata = &md;
+        c.image = &img;
+        c.n_command = 1;
+        c.command = cmd;
+        c.n_args = 2;
+        c.args = args;
+        c.n_envs = 1;
+        c.envs = envs;
+        c.n_mounts = 2;
+        c.mounts = mounts;
+        c.log_path = (char *)"app/2.log";
+        c.linux = &lx;
+        Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
+        req.pod_sandbox_id = (char *)"s1";
+        req.config = &c;
+        req.sandbox_config = &sbc;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_create_container, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        free(resp);
+        assert_string_equal(f->req[1], "POST /v1.41/containers/create?name=k8s_app_web_ns_u1_2");
+        json_t *b = json_loads(f->body[1], 0, NULL);
+        assert_non_null(b);
+        cleanup_free char *text = json_dumps(b, JSON_SORT_KEYS | JSON_COMPACT);
+        json_t *h = json_object_get(b, "HostConfig");
+#define HAS(j, key, want)                                                                          \
+        do {                                                                                       \
+                cleanup_free char *got_ =                                                          \
+                    json_dumps(json_object_get(j, key), JSON_ENCODE_ANY | JSON_COMPACT);           \
+                if (strcmp(got_, want) != 0)                                                       \
+                        fail_msg("%s: got %s, want %s (in %s)", key, got_, want, text);            \
+        } while (0)
+        HAS(b, "Entrypoint", "[\"sh\"]");
+        HAS(b, "Cmd", "[\"-c\",\"sleep 1\"]");
+        HAS(b, "Env", "[\"A=b=c\"]");
+        HAS(b, "User", "\"1000:2000\"");
+        HAS(json_object_get(b, "Labels"), "io.kubernetes.container.logpath",
+            "\"/var/log/pods/ns_web_u1/app/2.log\"");
+        HAS(json_object_get(b, "Labels"), "io.kubernetes.sandbox.id", "\"s1\"");
+        HAS(h, "Binds", "[\"/h:/c:ro,rslave\",\"/h2:/c2\"]");
+        HAS(h, "NetworkMode", "\"container:s1\"");
+        HAS(h, "IpcMode", "\"container:s1\"");
+        HAS(h, "PidMode", "\"container:s1\"");
+        HAS(h, "Memory", "67108864");
+        HAS(h, "MemorySwap", "67108864");
+        HAS(h, "CpuShares", "512");
+        HAS(h, "CpuQuota", "50000");
+        HAS(h, "OomScoreAdj", "0"); /* restricted: not below the shim's own */
+        HAS(h, "CapAdd", "[\"NET_ADMIN\"]");
+        HAS(h, "CapDrop", "[\"ALL\"]");
+        HAS(h, "SecurityOpt", "[\"no-new-privileges\"]");
+        HAS(h, "LogConfig", "{\"Type\":\"json-file\"}");
+#undef HAS
+        json_decref(b);
+        done(f, s);
+}
+
+static void test_container_status(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "{\"Id\":\"c1\",\"Name\":\"/k8s_app_web_ns_u1_2\","
+                  "\"Created\":\"2026-12-03T10:00:00Z\",\"Image\":\"sha256:i\","
+                  "\"State\":{\"Running\":false,\"OOMKilled\":true,\"ExitCode\":137,"
+                  "\"StartedAt\":\"2026-12-03T10:00:01Z\",\"FinishedAt\":\"2026-12-03T10:00:02Z\"},"
+                  "\"Config\":{\"Image\":\"busybox\",\"Labels\":{\"io.kubernetes.docker.type\":"
+                  "\"container\",\"io.kubernetes.container.logpath\":\"/l/app.log\","
+                  "\"io.kubernetes.sandbox.id\":\"s1\",\"app\":\"web\"}},"
+                  "\"Mounts\":[{\"Source\":\"/h\",\"Destination\":\"/c\",\"RW\":false}]}"},
+            {200, "{\"Id\":\"sha256:i\",\"RepoTags\":[\"busybox:1\"],"
+                  "\"RepoDigests\":[\"busybox@sha256:d\"]}"},
+        };
+        struct fake *f = fake_start_unix(script, 3, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+        req.container_id = (char *)"c1";
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_container_status, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__ContainerStatusResponse *r =
+            runtime__v1__container_status_response__unpack(NULL, len, resp);
+        free(resp);
+        Runtime__V1__ContainerStatus *st = r->status;
+        assert_string_equal(st->metadata->name, "app");
+        assert_int_equal(st->metadata->attempt, 2);
+        assert_int_equal(st->state, RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED);
+        assert_string_equal(st->reason, "OOMKilled");
+        assert_int_equal(st->exit_code, 137);
+        assert_true(st->started_at == 1796292001000000000LL);
+        assert_true(st->finished_at == 1796292002000000000LL);
+        assert_string_equal(st->image->image, "busybox:1");
+        assert_string_equal(st->image_ref, "docker-pullable://busybox@sha256:d");
+        assert_string_equal(st->log_path, "/l/app.log");
+        assert_int_equal(st->n_labels, 1);
+        assert_string_equal(st->labels[0]->key, "app");
+        assert_int_equal(st->n_mounts, 1);
+        assert_true(st->mounts[0]->readonly);
+        runtime__v1__container_status_response__free_unpacked(r, NULL);
+        done(f, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -326,6 +779,13 @@ int main(void)
             cmocka_unit_test(test_remove_image),
             cmocka_unit_test(test_engine_away_is_unavailable),
             cmocka_unit_test(test_bad_request_is_invalid_argument),
+            cmocka_unit_test(test_names),
+            cmocka_unit_test(test_labels_round_trip),
+            cmocka_unit_test(test_checkpoint_matches_cri_dockerd),
+            cmocka_unit_test(test_checkpoint_files),
+            cmocka_unit_test(test_run_pod_sandbox_on_the_host_network),
+            cmocka_unit_test(test_create_container_request),
+            cmocka_unit_test(test_container_status),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
