@@ -10,6 +10,7 @@
 # Unimplemented (docs/dockershim.md).
 
 load helpers
+load pods
 
 setup_file() {
 	local out line
@@ -139,6 +140,9 @@ teardown_file() {
 }
 
 teardown() {
+	if [[ -n ${CKUBELET_PID:-} ]]; then
+		cleanup_agent || true
+	fi
 	if [[ -n ${POD_ID:-} ]]; then
 		crictl stopp "$POD_ID" >/dev/null 2>&1 || true
 		crictl rmp -f "$POD_ID" >/dev/null 2>&1 || true
@@ -216,6 +220,44 @@ teardown() {
 	run grep -rl "$POD_ID" "$CK_DOCKER_DIR/cni/networks"
 	[ "$status" -eq 1 ]
 	POD_ID=
+}
+
+@test "dockershim: ckubelet runs a static pod through the shim, and removes it" {
+	local dir=$BATS_TEST_TMPDIR/manifests ip
+	mkdir -p "$dir"
+	cat >"$dir/web.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: shimweb, namespace: default}
+	spec:
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: web
+	    image: $BUSYBOX_IMAGE
+	    imagePullPolicy: Never
+	    command: [sh, -c, "mkdir -p /www && echo via-docker >/www/index.html && exec httpd -f -p 8080 -h /www"]
+	    readinessProbe:
+	      exec: {command: [test, -f, /www/index.html]}
+	      periodSeconds: 1
+	YAML
+	start_agent "$dir"
+	wait_for -t 60 phase_is shimweb-$E2E_NODE Running
+	ip=$(pod_ip shimweb-$E2E_NODE)
+	echo "pod IP: $ip"
+	[[ $ip == 10.89.* ]]
+	wait_for -t 10 curl -sf --max-time 2 "http://$ip:8080/"
+	[ "$(curl -sf --max-time 2 "http://$ip:8080/")" = via-docker ]
+	# the readiness probe runs through ExecSync
+	wait_for -t 30 bash -c "curl -sf http://127.0.0.1:$CKUBELET_READ_ONLY_PORT/pods | jq -e '.items[] | select(.metadata.name == \"shimweb-$E2E_NODE\") | .status.containerStatuses[0].ready' >/dev/null"
+	# the engine's containers carry the kubelet's labels
+	run docker ps --filter label=io.kubernetes.pod.name=shimweb-$E2E_NODE --format '{{.Names}}'
+	[[ $output == *"k8s_web_shimweb-${E2E_NODE}_default_"* ]]
+	[[ $output == *"k8s_POD_shimweb-${E2E_NODE}_default_"* ]]
+
+	rm "$dir/web.yaml"
+	wait_for -t 60 pod_absent shimweb-$E2E_NODE
+	wait_for -t 30 bash -c "[[ -z \$(docker ps -aq --filter label=io.kubernetes.pod.name=shimweb-$E2E_NODE) ]]"
+	cleanup_agent
 }
 
 @test "dockershim: methods not implemented yet answer Unimplemented" {
