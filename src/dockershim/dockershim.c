@@ -69,6 +69,7 @@ static struct grpc_method *methods_of(struct dockershim *s, size_t *n)
             {RT "ListContainers", dockershim_list_containers, NULL, s},
             {RT "UpdateContainerResources", dockershim_update_container_resources, NULL, s},
             {RT "ExecSync", dockershim_exec_sync, NULL, s},
+            {RT "ListContainerStats", dockershim_list_container_stats, NULL, s},
             {IMG "ListImages", dockershim_list_images, NULL, s},
             {IMG "ImageStatus", dockershim_image_status, NULL, s},
             {IMG "PullImage", dockershim_pull_image, NULL, s},

@@ -86,6 +86,8 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
 int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t len,
                                           int64_t timeout_ms, uint8_t **resp, size_t *resp_len,
                                           ck_error_t *err);
+int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                    uint8_t **resp, size_t *resp_len, ck_error_t *err);
 int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                          uint8_t **resp, size_t *resp_len, ck_error_t *err);
 /* Removes a container and its CRI log link; gone already: 0. */

@@ -174,6 +174,19 @@ int docker_container_list(struct docker_client *d, bool all, json_t *filters,
 int docker_container_update(struct docker_client *d, const char *id, json_t *resources,
                             ck_error_t *err);
 
+/* GET /containers/{id}/stats?stream=false&one-shot=true, what the shim
+ * reports: cumulative CPU, memory usage and its inactive file pages (the
+ * working set is the difference, as cAdvisor counts it). */
+struct docker_stats {
+        int64_t read_ns; /* when the engine read them */
+        uint64_t cpu_total_ns;
+        uint64_t mem_usage;
+        uint64_t mem_inactive_file; /* cgroup v1 total_inactive_file, v2 inactive_file */
+        bool has_memory;
+};
+int docker_container_stats(struct docker_client *d, const char *id, struct docker_stats *out,
+                           ck_error_t *err);
+
 /* ---- images (docker_images.c) -------------------------------------------- */
 
 struct docker_image {
@@ -268,6 +281,7 @@ int docker_decode_image(const json_t *j, struct docker_image *out, ck_error_t *e
 int docker_decode_image_list(const json_t *j, struct docker_image **out, size_t *n,
                              ck_error_t *err);
 int docker_decode_exec(const json_t *j, struct docker_exec_state *out, ck_error_t *err);
+int docker_decode_stats(const json_t *j, struct docker_stats *out, ck_error_t *err);
 /* One line of a pull's progress stream: -1 with the engine's message when
  * it reports the pull failed. */
 int docker_decode_pull_progress(const char *line, size_t len, ck_error_t *err);

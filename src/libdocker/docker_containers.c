@@ -115,3 +115,18 @@ int docker_container_update(struct docker_client *d, const char *id, json_t *res
         cleanup_free char *what = xasprintf("update container `%s`", id);
         return docker_do_json(d, "POST", path, resources, what, NULL, err);
 }
+
+int docker_container_stats(struct docker_client *d, const char *id, struct docker_stats *out,
+                           ck_error_t *err)
+{
+        *out = (struct docker_stats){0};
+        cleanup_free char *q = http_escape(id);
+        cleanup_free char *path = xasprintf("/containers/%s/stats?stream=false&one-shot=true", q);
+        cleanup_free char *what = xasprintf("stats of container `%s`", id);
+        json_t *j = NULL;
+        if (docker_do_json(d, "GET", path, NULL, what, &j, err) < 0)
+                return -1;
+        int rc = docker_decode_stats(j, out, err);
+        json_decref(j);
+        return rc < 0 ? ck_error_wrap(err, "%s", what) : 0;
+}

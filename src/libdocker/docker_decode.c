@@ -468,3 +468,38 @@ int docker_decode_pull_progress(const char *line, size_t len, ck_error_t *err)
         json_decref(j);
         return rc;
 }
+
+/* An unsigned counter at key of j (absent: 0). */
+static int get_u64(const json_t *j, const char *key, uint64_t *out, ck_error_t *err)
+{
+        int64_t v = 0;
+        if (get_int(j, key, &v, err) < 0)
+                return -1;
+        if (v < 0)
+                return ck_error_make_code(err, DOCKER_ERR_PROTOCOL, "field %s: negative", key);
+        *out = (uint64_t)v;
+        return 0;
+}
+
+int docker_decode_stats(const json_t *j, struct docker_stats *out, ck_error_t *err)
+{
+        *out = (struct docker_stats){0};
+        const json_t *cpu = NULL, *usage = NULL, *mem = NULL, *mstats = NULL;
+        if (need_object(j, err) < 0 || get_time(j, "read", &out->read_ns, err) < 0 ||
+            get_obj(j, "cpu_stats", &cpu, err) < 0 ||
+            (cpu && get_obj(cpu, "cpu_usage", &usage, err) < 0) ||
+            (usage && get_u64(usage, "total_usage", &out->cpu_total_ns, err) < 0) ||
+            get_obj(j, "memory_stats", &mem, err) < 0 ||
+            (mem && get_u64(mem, "usage", &out->mem_usage, err) < 0) ||
+            (mem && get_obj(mem, "stats", &mstats, err) < 0))
+                return -1;
+        out->has_memory = mem && json_object_get(mem, "usage") != NULL;
+        if (mstats) {
+                const char *key = json_object_get(mstats, "total_inactive_file")
+                                      ? "total_inactive_file"
+                                      : "inactive_file";
+                if (get_u64(mstats, key, &out->mem_inactive_file, err) < 0)
+                        return ck_error_wrap(err, "memory_stats.stats");
+        }
+        return 0;
+}

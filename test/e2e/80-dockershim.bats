@@ -203,6 +203,12 @@ teardown() {
 	wait_for -t 10 bash -c "'$CRICTL' --config /dev/null --runtime-endpoint '$CONTAINER_RUNTIME_ENDPOINT' logs '$ctr' 2>&1 | grep -q 'hello from e2e-shim'"
 	run crictl ps -q --pod "$POD_ID"
 	[ "$output" = "$ctr" ]
+	# its CPU and memory, as the engine's stats give them
+	run crictl stats -o json --id "$ctr"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.stats[0].attributes.id' <<<"$output")" = "$ctr" ]
+	[ "$(jq -r '.stats[0].memory.workingSetBytes.value' <<<"$output")" -gt 0 ]
+	[ "$(jq -r '.stats[0].cpu.usageCoreNanoSeconds.value' <<<"$output")" -gt 0 ]
 
 	crictl stop -t 2 "$ctr"
 	[ "$(crictl inspect -o json "$ctr" | jq -r .status.state)" = CONTAINER_EXITED ]
@@ -261,7 +267,7 @@ teardown() {
 }
 
 @test "dockershim: methods not implemented yet answer Unimplemented" {
-	run crictl stats
+	run crictl statsp
 	[ "$status" -ne 0 ]
 	[[ $output == *"Unimplemented"* ]]
 }

@@ -41,6 +41,7 @@ static const grpc_method_fn methods[] = {
     dockershim_list_containers,
     dockershim_update_container_resources,
     dockershim_exec_sync,
+    dockershim_list_container_stats,
     dockershim_list_images,
     dockershim_image_status,
     dockershim_pull_image,

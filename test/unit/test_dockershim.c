@@ -769,6 +769,47 @@ static void test_container_status(void **state)
         done(f, s);
 }
 
+static void test_list_container_stats(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "[{\"Id\":\"c1\",\"Names\":[\"/k8s_app_web_ns_u1_0\"],\"State\":\"running\","
+                  "\"Labels\":{\"io.kubernetes.docker.type\":\"container\",\"app\":\"web\"}},"
+                  "{\"Id\":\"x\",\"Names\":[\"/not-ours\"],\"Labels\":{}}]"},
+            {200, "{\"read\":\"2026-12-03T10:00:00Z\",\"cpu_stats\":{\"cpu_usage\":"
+                  "{\"total_usage\":123456789}},\"memory_stats\":{\"usage\":10485760,"
+                  "\"stats\":{\"total_inactive_file\":1048576,\"inactive_file\":5}}}"},
+        };
+        struct fake *f = fake_start_unix(script, 3, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__ListContainerStatsRequest req =
+            RUNTIME__V1__LIST_CONTAINER_STATS_REQUEST__INIT;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_list_container_stats, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__ListContainerStatsResponse *r =
+            runtime__v1__list_container_stats_response__unpack(NULL, len, resp);
+        free(resp);
+        assert_int_equal(r->n_stats, 1);
+        Runtime__V1__ContainerStats *st = r->stats[0];
+        assert_string_equal(st->attributes->id, "c1");
+        assert_string_equal(st->attributes->metadata->name, "app");
+        assert_int_equal(st->attributes->n_labels, 1);
+        assert_true(st->cpu->usage_core_nano_seconds->value == 123456789);
+        assert_true(st->cpu->timestamp == 1796292000000000000LL);
+        assert_true(st->memory->usage_bytes->value == 10485760);
+        /* the working set as cAdvisor counts it: usage less inactive files */
+        assert_true(st->memory->working_set_bytes->value == 10485760 - 1048576);
+        runtime__v1__list_container_stats_response__free_unpacked(r, NULL);
+        assert_string_equal(f->req[2], "GET /v1.41/containers/c1/stats?stream=false&one-shot=true");
+        /* only running containers, ours */
+        assert_non_null(strstr(f->req[1], "all=0"));
+        done(f, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -786,6 +827,7 @@ int main(void)
             cmocka_unit_test(test_run_pod_sandbox_on_the_host_network),
             cmocka_unit_test(test_create_container_request),
             cmocka_unit_test(test_container_status),
+            cmocka_unit_test(test_list_container_stats),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
