@@ -121,7 +121,9 @@ teardown_file() {
 
 @test "dockershim: RemoveImage removes the image with all its names" {
 	local scratch=localhost/ckubelet-scratch:1 id
-	tar -cf - -T /dev/null | docker import - "$scratch" >/dev/null
+	# an image of its own (a size above 0: crictl checks it)
+	echo scratch >"$BATS_TEST_TMPDIR/file"
+	tar -C "$BATS_TEST_TMPDIR" -cf - file | docker import - "$scratch" >/dev/null
 	docker tag "$scratch" localhost/ckubelet-scratch:2
 	id=$(docker image inspect -f '{{.Id}}' "$scratch")
 	run crictl rmi "$scratch"
@@ -191,10 +193,10 @@ teardown() {
 	wait_for -t 10 curl -sf --max-time 2 "http://$ip:8080/"
 	[ "$(curl -sf --max-time 2 "http://$ip:8080/")" = served ]
 	# ExecSync: output, environment, exit code, the pod's DNS file
-	run crictl exec "$ctr" sh -c 'echo "$GREETING"; exit 3'
+	run crictl exec --sync "$ctr" sh -c 'echo "$GREETING"; exit 3'
 	[ "$status" -eq 3 ]
 	[ "$output" = "hi there" ]
-	run crictl exec "$ctr" cat /etc/resolv.conf
+	run crictl exec --sync "$ctr" cat /etc/resolv.conf
 	[[ $output == *"nameserver 10.89.0.10"* ]]
 	[[ $output == *"search default.svc.cluster.local"* ]]
 	[[ $output == *"options ndots:5"* ]]
