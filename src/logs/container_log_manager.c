@@ -472,6 +472,14 @@ int clm_process_container(const char *pod_logs_dir, const struct clm_policy *pol
                         return ck_error_make(err, errno, "stat `%s`", path);
                 }
         }
+        /* A link is a runtime's own log (a dockershim's to the engine's
+         * json-file): the engine rotates it, and it could not reopen it
+         * (upstream renames the link, gets Unimplemented, renames it back). */
+        if (S_ISLNK(st.st_mode)) {
+                LOG_INFO(4, "Container log is the runtime's own file, not rotated",
+                         "containerID=\"%s\" path=\"%s\"", id, path);
+                return 0;
+        }
         if (!S_ISREG(st.st_mode))
                 return ck_error_make(err, 0, "`%s` is not a regular file", path);
         if ((int64_t)st.st_size < policy->max_size) {
