@@ -34,7 +34,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults test-vm conformance images clean
+.PHONY: all deps run run-docker test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults test-vm conformance images clean
 all: $(BUILD)/ckubelet $(BUILD)/ckubelet-dockershim $(BUILD)/pause images
 
 deps:
@@ -133,6 +133,10 @@ test: deps
 
 run: deps all
 	@hack/run-local $(BUILD)
+
+# The same pods through ckubelet-dockershim on a private Docker Engine.
+run-docker: deps all
+	@hack/run-local $(BUILD) docker
 
 bench: deps all
 	@bench/run $(BUILD)
