@@ -34,7 +34,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run run-docker test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare faults test-vm conformance images clean
+.PHONY: all deps run run-docker test unit asan fuzz fuzz-long e2e fmt fmt-check bench bench-compare bench-dockershim faults test-vm conformance images clean
 all: $(BUILD)/ckubelet $(BUILD)/ckubelet-dockershim $(BUILD)/pause images
 
 deps:
@@ -144,6 +144,10 @@ bench: deps all
 # upstream kubelet into the tools cache first).
 bench-compare: deps all
 	@bench/compare $(BUILD)
+# ckubelet on containerd and through ckubelet-dockershim on Docker Engine
+# (bench/dockershim).
+bench-dockershim: deps all
+	@bench/dockershim $(BUILD)
 
 # kill -9 of the agent, then of containerd, at 50 random moments of a churn of
 # 100 static pods: the figures of docs/reliability.md (test/faults/run).

@@ -383,8 +383,19 @@ def summarize(scenarios, ix: LogIndex, metrics, targets):
     if not measured and any(n != "floor" for n, _ in scenarios):
         add(f"  agent share p99: n/a   target < {targets['agent_p99_ms']:g} ms: not measured")
     add("Runtime, for context")
-    add(f"  containerd RSS with the pods running: {fmt_mb(mf(metrics, 'containerd_rss_kb'))}, "
-        f"steady-state CPU: {metrics.get('containerd_cpu_pct', '?')} % of one core")
+    if metrics.get("runtime") == "docker":
+        add(f"  dockerd and its containerd, RSS with the pods running: "
+            f"{fmt_mb(mf(metrics, 'containerd_rss_kb'))}, "
+            f"steady-state CPU: {metrics.get('containerd_cpu_pct', '?')} % of one core")
+        starts = ", ".join(f"{n} {metrics[f'start_{n}_shim_cpu_s']} s"
+                           for n, _ in scenarios if f"start_{n}_shim_cpu_s" in metrics)
+        add(f"  ckubelet-dockershim RSS with the pods running / peak: "
+            f"{fmt_mb(mf(metrics, 'shim_rss_kb'))} / {fmt_mb(mf(metrics, 'shim_vmhwm_kb'))}, "
+            f"steady-state CPU: {metrics.get('shim_cpu_pct', '?')} % of one core"
+            f"{', CPU while starting: ' + starts if starts else ''}")
+    else:
+        add(f"  containerd RSS with the pods running: {fmt_mb(mf(metrics, 'containerd_rss_kb'))}, "
+            f"steady-state CPU: {metrics.get('containerd_cpu_pct', '?')} % of one core")
     if ix.orphans:
         foreign = sorted({p for _t, p in ix.orphans if "/bench-" not in p})
         if foreign:

@@ -187,6 +187,85 @@ class AgentShare(unittest.TestCase):
             self.assertIn("# per pod", body)
             self.assertIn(f"paced\t{self.p1}\t{BASE}\t{BASE + 400 * MS}\t0\t400.000", body)
 
+    def test_summary_of_a_run_through_the_dockershim(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = {}
+            for name, text in {
+                "log": "",
+                "writes": f"{self.p1}\t{BASE}\n",
+                "started": f"{self.p1}\tsleep\t{rfc3339(BASE + 400 * MS)}\t0\n",
+                "metrics": "n=1\nruntime=docker\ncontainerd_rss_kb=102400\n"
+                           "containerd_cpu_pct=1.5\nshim_rss_kb=6144\nshim_vmhwm_kb=8192\n"
+                           "shim_cpu_pct=0.125\nstart_paced_shim_cpu_s=0.42\n",
+            }.items():
+                paths[name] = os.path.join(d, name)
+                with open(paths[name], "w") as f:
+                    f.write(text)
+            import contextlib
+            import io
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                analyze.main(["--log", paths["log"], "--scenario", "paced", paths["writes"],
+                              paths["started"], "--metrics", paths["metrics"]])
+            text = buf.getvalue()
+            self.assertIn("dockerd and its containerd, RSS with the pods running: 100.0 MB, "
+                          "steady-state CPU: 1.5 % of one core", text)
+            self.assertIn("ckubelet-dockershim RSS with the pods running / peak: 6.0 MB / 8.0 MB, "
+                          "steady-state CPU: 0.125 % of one core, CPU while starting: paced 0.42 s",
+                          text)
+            self.assertNotIn("containerd RSS with the pods running", text)
+
+
+class DockershimTable(unittest.TestCase):
+    """bench/dockershim's side-by-side table from two runs' files."""
+
+    def write(self, d, name, text):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def results(self, d, name, lat_ms):
+        head = analyze.raw_rows([])[0]
+        rows = [head]
+        for i, lat in enumerate(lat_ms):
+            started = "-" if lat is None else str(BASE + int(lat * MS))
+            cells = ["paced", f"default/bench-paced-0{i}-n", str(BASE), started, "0",
+                     "-" if lat is None else f"{lat:.3f}"] + ["-"] * 11
+            rows.append("\t".join(cells))
+        return self.write(d, name, "summary\n\n# per pod\n" + "\n".join(rows) + "\n")
+
+    def test_ratios_and_a_pod_that_never_ran(self):
+        import dockershim_table
+        with tempfile.TemporaryDirectory() as d:
+            c_res = self.results(d, "c.txt", [100.0, 200.0])
+            d_res = self.results(d, "d.txt", [150.0, None])
+            c_m = self.write(d, "c.env", "n=2\nsteady_cpu_pct=0.5\ncontainerd_rss_kb=51200\n"
+                                         "teardown_paced_s=4\n")
+            d_m = self.write(d, "d.env", "n=2\nruntime=docker\nsteady_cpu_pct=0.25\n"
+                                         "containerd_rss_kb=102400\nteardown_paced_s=6\n"
+                                         "shim_rss_kb=4096\nshim_vmhwm_kb=5120\n"
+                                         "disturbed_steady=other pods\n")
+            text = dockershim_table.table(dockershim_table.per_pod(c_res),
+                                          dockershim_table.metrics(c_m),
+                                          dockershim_table.per_pod(d_res),
+                                          dockershim_table.metrics(d_m))
+        # containerd: all ran by 0.2 s; docker: one pod never ran, no makespan
+        self.assertIn("| paced (ckubelet): first write → all running | 0.20 s | n/a | n/a |", text)
+        self.assertIn("| paced: per-pod latency p50 | 150 ms | 150 ms | 1.00 |", text)
+        self.assertIn("| paced: teardown | 4.00 s | 6.00 s | 1.50 |", text)
+        self.assertIn("| ckubelet steady CPU | 0.50 % | 0.25 % | 0.50 |", text)
+        self.assertIn("| 50.0 MB | 100.0 MB | 2.00 |", text)
+        self.assertIn("| ckubelet-dockershim RSS, pods running / peak | | 4.0 MB / 5.0 MB | |", text)
+        self.assertIn("DISTURBED (docker run, steady): other pods", text)
+
+    def test_not_a_results_file(self):
+        import dockershim_table
+        with tempfile.TemporaryDirectory() as d:
+            path = self.write(d, "x.txt", "no rows\n")
+            with self.assertRaises(SystemExit):
+                dockershim_table.per_pod(path)
+
 
 if __name__ == "__main__":
     unittest.main()
