@@ -27,6 +27,13 @@
 #define KR_TERMINATION_LOG_MAX 2048
 #define KR_TERMINATION_LOG_LINES 80
 
+/* Upstream readLastStringFromContainerLogs: the content of the last
+ * KR_TERMINATION_LOG_LINES lines of the container's log (CRI or Docker's
+ * json-file format, as the log reader takes them), of which the last
+ * KR_TERMINATION_LOG_MAX bytes; or "Error on reading termination message
+ * from logs: <cause>".  New string. */
+char *kr_termination_log_tail(const char *path);
+
 struct kuberuntime {
         /* deep copies of the options' strings */
         struct kuberuntime_options opts;

@@ -6,6 +6,7 @@
  */
 #include "kuberuntime/builders.h"
 #include "kuberuntime/runtime_internal.h"
+#include "logs/logs.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -49,7 +50,7 @@ static bool is_not_found(ck_error_t err)
 
 /* The last `max` bytes of a regular file (never following a symlink, never
  * blocking on a FIFO).  NULL with errno set on failure. */
-static char *read_file_tail(const char *path, size_t max, size_t *len, bool *from_start)
+static char *read_file_tail(const char *path, size_t max, size_t *len)
 {
         cleanup_close int fd = TEMP_FAILURE_RETRY_INT(
             open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
@@ -81,96 +82,46 @@ static char *read_file_tail(const char *path, size_t max, size_t *len, bool *fro
         }
         buf[got] = '\0';
         *len = got;
-        if (from_start)
-                *from_start = off == 0;
         return buf;
 }
 
-/* Appends the content of one CRI log line ("<time> <stream> <P|F> <text>")
- * to out: a partial (P) line continues, a full line ends with '\n'.
- * Malformed lines are skipped, as upstream's ReadLogs does. */
-static void append_cri_log_line(const char *line, size_t len, char **out, size_t *out_len)
+/* The last KR_TERMINATION_LOG_MAX bytes written to it (upstream's
+ * circbuf). */
+struct log_tail {
+        char buf[KR_TERMINATION_LOG_MAX];
+        size_t len;
+};
+
+static int log_tail_write(void *ctx, const char *data, size_t n)
 {
-        const char *p = line, *end = line + len;
-        const char *fields[3];
-        size_t flen[3];
-        for (int i = 0; i < 3; i++) {
-                const char *sp = memchr(p, ' ', (size_t)(end - p));
-                if (sp == NULL)
-                        return;
-                fields[i] = p;
-                flen[i] = (size_t)(sp - p);
-                p = sp + 1;
+        struct log_tail *t = ctx;
+        if (n >= sizeof(t->buf)) {
+                memcpy(t->buf, data + n - sizeof(t->buf), sizeof(t->buf));
+                t->len = sizeof(t->buf);
+                return 0;
         }
-        bool partial = flen[2] == 1 && fields[2][0] == 'P';
-        size_t n = (size_t)(end - p);
-        *out = xrealloc(*out, *out_len + n + 2);
-        memcpy(*out + *out_len, p, n);
-        *out_len += n;
-        if (!partial)
-                (*out)[(*out_len)++] = '\n';
-        (*out)[*out_len] = '\0';
+        if (t->len + n > sizeof(t->buf)) {
+                size_t drop = t->len + n - sizeof(t->buf);
+                memmove(t->buf, t->buf + drop, t->len - drop);
+                t->len -= drop;
+        }
+        memcpy(t->buf + t->len, data, n);
+        t->len += n;
+        return 0;
 }
 
-/* The termination message from a window of the log file's end: the content
- * of the last 80 lines in it, of which the last 2048 bytes.  *complete says
- * whether the window held enough (the file's start, 80 lines, or 2048
- * bytes of content); else a larger window is needed.  New string. */
-static char *log_tail_of(const char *buf, size_t len, bool from_start, bool *complete)
+char *kr_termination_log_tail(const char *path)
 {
-        size_t start = 0;
-        if (!from_start) {
-                /* the window began mid-line */
-                const char *nl = memchr(buf, '\n', len);
-                start = nl ? (size_t)(nl - buf) + 1 : len;
-        }
-        size_t end = len;
-        if (end > start && buf[end - 1] == '\n')
-                end--;
-        size_t first = start;
-        bool all_lines = false;
-        int lines = 0;
-        for (size_t i = end; i > start; i--) {
-                if (buf[i - 1] == '\n' && ++lines == KR_TERMINATION_LOG_LINES) {
-                        first = i;
-                        all_lines = true;
-                        break;
-                }
-        }
-        char *out = xstrdup("");
-        size_t out_len = 0;
-        for (size_t i = first; i < len;) {
-                const char *nl = memchr(buf + i, '\n', len - i);
-                size_t ll = nl ? (size_t)(nl - (buf + i)) : len - i;
-                append_cri_log_line(buf + i, ll, &out, &out_len);
-                i += ll + 1;
-        }
-        *complete = from_start || all_lines || out_len >= KR_TERMINATION_LOG_MAX;
-        if (out_len > KR_TERMINATION_LOG_MAX) {
-                memmove(out, out + out_len - KR_TERMINATION_LOG_MAX, KR_TERMINATION_LOG_MAX + 1);
-                out_len = KR_TERMINATION_LOG_MAX;
-        }
-        return out;
-}
-
-/* upstream readLastStringFromContainerLogs: the last 80 log lines, of which
- * the last 2048 bytes.  Reads a growing window from the end, up to 80 lines
- * of containerd's 16 KiB line limit.  New string. */
-static char *read_log_tail(const char *path)
-{
-        for (size_t window = 16384;; window *= 4) {
-                size_t len;
-                bool from_start, complete;
-                cleanup_free char *buf = read_file_tail(path, window, &len, &from_start);
-                if (buf == NULL)
-                        return xasprintf(
-                            "Error on reading termination message from logs: open %s: %s", path,
-                            strerror(errno));
-                char *out = log_tail_of(buf, len, from_start, &complete);
-                if (complete || window >= 80 * 16384)
-                        return out;
-                free(out);
-        }
+        struct logs_options o;
+        logs_options_init(&o);
+        o.tail_lines = KR_TERMINATION_LOG_LINES;
+        struct log_tail t = {.len = 0};
+        struct logs_sink sink = {.write = log_tail_write, .ctx = &t};
+        cleanup_error ck_error_t err = NULL;
+        if (logs_read(path, &o, 0, &sink, &err) < 0)
+                return xasprintf("Error on reading termination message from logs: %s",
+                                 ck_error_msg(err));
+        return xstrndup(t.buf, t.len);
 }
 
 /* upstream getTerminationMessage: the file mounted at the container's
@@ -189,7 +140,7 @@ static char *termination_message(const Runtime__V1__ContainerStatus *cs, const c
                 if (m->host_path == NULL || m->host_path[0] == '\0')
                         break;
                 size_t len;
-                char *data = read_file_tail(m->host_path, KR_TERMINATION_MESSAGE_MAX, &len, NULL);
+                char *data = read_file_tail(m->host_path, KR_TERMINATION_MESSAGE_MAX, &len);
                 if (data == NULL) {
                         if (errno == ENOENT)
                                 return xstrdup("");
@@ -216,7 +167,7 @@ static char *exited_message(const Runtime__V1__ContainerStatus *cs)
         cleanup_free char *msg = termination_message(cs, path, fallback, &check_logs);
         if (check_logs && cs->log_path != NULL && cs->log_path[0] != '\0') {
                 free(msg);
-                msg = read_log_tail(cs->log_path);
+                msg = kr_termination_log_tail(cs->log_path);
         }
         if (strlen(msg) > KR_TERMINATION_MESSAGE_MAX)
                 msg[KR_TERMINATION_MESSAGE_MAX] = '\0';

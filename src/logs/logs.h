@@ -3,7 +3,8 @@
  * The container log reader behind the kubelet's /containerLogs endpoint
  * (`kubectl logs`): the query decoding of PodLogOptions (server.go
  * getContainerLogs, the v1 parameter codec and ValidatePodLogOptions) and
- * the reader of CRI-format log files (k8s.io/cri-client pkg/logs ReadLogs).
+ * the reader of CRI-format log files (k8s.io/cri-client pkg/logs ReadLogs),
+ * which also takes Docker's json-file lines.
  *
  * A CRI log file holds one record per line:
  *
@@ -95,9 +96,10 @@ struct logs_sink {
  *    and a space; a partial record's continuation is not;
  *  - limit_bytes: stops once that many bytes were written, cutting the last
  *    line;
- *  - the first line read must be a CRI record, or the read fails
- *    ("unsupported log format"; upstream would also take Docker's JSON
- *    lines, not supported here); later lines that do not parse are logged,
+ *  - the first line read decides the file's format, as upstream's: a CRI
+ *    record, or a line of Docker's json-file log driver (a dockershim links
+ *    the CRI log path to the engine's log); neither: the read fails
+ *    ("unsupported log format"); later lines that do not parse are logged,
  *    skipped and not counted for tail; without follow, an incomplete last
  *    line (no '\n') is written too;
  *  - follow: at the end of the file waits for changes of its directory
