@@ -56,7 +56,7 @@ teardown() {
 
 	ip=$(crictl inspectp -o json "$POD_ID" | jq -r .status.network.ip)
 	echo "pod IP: $ip"
-	[[ $ip == 10.88.* ]]
+	[[ $ip == "$E2E_POD_NET".* ]]
 
 	ctr_id=$(crictl create "$POD_ID" "$tmp/ctr.json" "$tmp/pod.json")
 	crictl start "$ctr_id"
@@ -73,7 +73,7 @@ teardown() {
 	run crictl exec "$ctr_id" ip -4 route
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output == *"10.88.0.0/16 dev eth0"* ]]
+	[[ $output == *"$E2E_POD_NET.0.0/16 dev eth0"* ]]
 	[[ $output != *default* ]]
 	run crictl exec "$ctr_id" ip -4 addr show eth0
 	[[ $output == *"inet $ip/16"* ]]

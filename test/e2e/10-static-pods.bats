@@ -41,7 +41,7 @@ teardown() {
 	start_agent "$MANIFESTS"
 	wait_for -t 60 phase_is web Running
 	ip=$(pod_ip web)
-	[[ $ip == 10.88.* ]]
+	[[ $ip == "$E2E_POD_NET".* ]]
 	wait_for -t 20 curl -sf --max-time 2 "http://$ip:8080/index.html"
 	run curl -sf --max-time 2 "http://$ip:8080/index.html"
 	[ "$status" -eq 0 ]

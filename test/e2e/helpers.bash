@@ -30,6 +30,16 @@ PAUSE_IMAGE=$(tar -xOf "$BUILD/images/pause.tar" index.json 2>/dev/null |
 # shellcheck disable=SC2034
 BUSYBOX_IMAGE=localhost/busybox:1.35
 
+# The pods' network of the runtime under test: hack/local-runtime's bridge
+# (10.88.0.0/16), or with CK_E2E_RUNTIME=docker hack/local-docker's
+# (10.89.0.0/16); the host is .0.1 on it.
+# shellcheck disable=SC2034
+if [[ ${CK_E2E_RUNTIME:-containerd} == docker ]]; then
+	E2E_POD_NET=10.89
+else
+	E2E_POD_NET=10.88
+fi
+
 # Upstream's failCgroupV1 (true by default) refuses a cgroup v1 host, and
 # these machines are v1 (a hybrid layout): every agent the suites start there
 # says --fail-cgroupv1=false; on a v2 host (the VM of test/vm) the default
@@ -45,12 +55,15 @@ e2e_tmpdir() {
 	echo "${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-${BATS_TMPDIR:-/tmp}}}"
 }
 
-# runtime_up: start the local runtime (idempotent) and export its endpoints.
+# runtime_up: start the local runtime (idempotent) and export its endpoints:
+# containerd (hack/local-runtime), or with CK_E2E_RUNTIME=docker (test/run-e2e)
+# ckubelet-dockershim on a private dockerd (hack/local-docker).
 runtime_up() {
-	local endpoint
-	endpoint=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-runtime" up | tail -n 1)
+	local endpoint up=local-runtime
+	[[ ${CK_E2E_RUNTIME:-containerd} == docker ]] && up=local-docker
+	endpoint=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/$up" up 3>&- | tail -n 1)
 	[[ $endpoint == unix://* ]] || {
-		echo "runtime_up: hack/local-runtime up printed '$endpoint', not an endpoint" >&2
+		echo "runtime_up: hack/$up up printed '$endpoint', not an endpoint" >&2
 		return 1
 	}
 	export CONTAINER_RUNTIME_ENDPOINT=$endpoint
@@ -58,15 +71,22 @@ runtime_up() {
 }
 
 # crictl ARGS...: crictl against the local runtime (--config /dev/null: no
-# /etc/crictl.yaml, and no warning about its absence).
+# /etc/crictl.yaml, and no warning about its absence).  Through the
+# dockershim (CK_E2E_RUNTIME=docker), which has no streaming Exec yet, a
+# `crictl exec` runs as ExecSync (--sync: the same output; a non-zero exit
+# code becomes crictl's status 1 and an error naming the code).
 crictl() {
 	[[ -n ${CONTAINER_RUNTIME_ENDPOINT:-} ]] || {
 		echo "crictl: CONTAINER_RUNTIME_ENDPOINT unset: call runtime_up first" >&2
 		return 1
 	}
+	local -a args=("$@")
+	if [[ ${CK_E2E_RUNTIME:-containerd} == docker && ${1:-} == exec ]]; then
+		args=(exec --sync "${@:2}")
+	fi
 	"$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
 		--image-endpoint "${IMAGE_SERVICE_ENDPOINT:-$CONTAINER_RUNTIME_ENDPOINT}" \
-		--timeout 30s "$@"
+		--timeout 30s "${args[@]}"
 }
 
 # wait_for [-t SECONDS] [-i INTERVAL] CMD...: run CMD until it succeeds.
