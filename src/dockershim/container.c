@@ -131,10 +131,16 @@ static json_t *container_create_config(const struct dockershim *s, const char *s
         json_object_set_new(l, SHIM_LABEL_LOGPATH, json_string(log_path));
         json_object_set_new(l, SHIM_LABEL_SANDBOX_ID, json_string(sb));
 
+        /* (json_pack would free l and host when a string is not UTF-8) */
         json_t *host = json_object();
-        json_t *cfg = json_pack("{s:s,s:o,s:o,s:b,s:b,s:b,s:{s:[s]}}", "Image", c->image->image,
-                                "Labels", l, "HostConfig", host, "OpenStdin", c->stdin, "StdinOnce",
-                                c->stdin_once, "Tty", c->tty, "Healthcheck", "Test", "NONE");
+        json_t *cfg = json_object();
+        json_object_set_new(cfg, "Image", json_string(c->image->image));
+        json_object_set_new(cfg, "Labels", l);
+        json_object_set_new(cfg, "HostConfig", host);
+        json_object_set_new(cfg, "OpenStdin", json_boolean(c->stdin));
+        json_object_set_new(cfg, "StdinOnce", json_boolean(c->stdin_once));
+        json_object_set_new(cfg, "Tty", json_boolean(c->tty));
+        json_object_set_new(cfg, "Healthcheck", json_pack("{s:[s]}", "Test", "NONE"));
         if (c->n_command > 0)
                 json_object_set_new(cfg, "Entrypoint", strv(c->command, c->n_command));
         if (c->n_args > 0)

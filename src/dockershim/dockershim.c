@@ -3,12 +3,14 @@
  * The shim's wiring (dockershim.h): the engine's client and facts read
  * once, the gRPC server with the CRI methods served so far.
  */
+#include "cri.pb-c.h"
 #include "dockershim/dockershim_internal.h"
 #include "grpc/grpc.h"
 #include "grpc/grpc_server.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -47,39 +49,122 @@ int dockershim_fail(ck_error_t *err)
         return -1;
 }
 
+/* The first string field of m (at any depth: nested messages, repeated
+ * fields, map entries) that is not valid UTF-8, by name; NULL when every
+ * one is. */
+static const char *invalid_utf8_field(const ProtobufCMessage *m)
+{
+        const ProtobufCMessageDescriptor *d = m->descriptor;
+        for (unsigned i = 0; i < d->n_fields; i++) {
+                const ProtobufCFieldDescriptor *f = &d->fields[i];
+                if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+                        continue;
+                const char *field = (const char *)m + f->offset;
+                if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                    *(const uint32_t *)((const char *)m + f->quantifier_offset) != f->id)
+                        continue; /* another member of the oneof is set */
+                size_t n = 1;
+                void *const *items = (void *const *)field;
+                if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+                        n = *(const size_t *)((const char *)m + f->quantifier_offset);
+                        items = *(void *const *const *)field;
+                }
+                for (size_t k = 0; k < n; k++) {
+                        if (items[k] == NULL)
+                                continue;
+                        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                                const char *bad = invalid_utf8_field(items[k]);
+                                if (bad)
+                                        return bad;
+                        } else if (!utf8_valid(items[k], strlen(items[k]))) {
+                                return f->name;
+                        }
+                }
+        }
+        return NULL;
+}
+
+struct dockershim_method {
+        const char *name;
+        grpc_method_fn fn;
+        const ProtobufCMessageDescriptor *request;
+        struct dockershim *shim;
+};
+
+/* Every method's entry: a request whose strings are not all valid UTF-8
+ * is refused before the method sees it, as a Go gRPC server refuses it
+ * (cri-dockerd's): the engine's JSON could not carry such a string, and a
+ * string dropped on the way (a label, a filter, an argument) would change
+ * what the call does. */
+static int dispatch(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
+                    size_t *resp_len, ck_error_t *err)
+{
+        const struct dockershim_method *m = ctx;
+        ProtobufCMessage *in = protobuf_c_message_unpack(m->request, NULL, len, req);
+        if (in != NULL) {
+                const char *bad = invalid_utf8_field(in);
+                cleanup_free char *field = bad ? xstrdup(bad) : NULL;
+                protobuf_c_message_free_unpacked(in, NULL);
+                if (field)
+                        return ck_error_make_code(err, GRPC_INTERNAL,
+                                                  "%s: error unmarshalling request: string field "
+                                                  "%s contains invalid UTF-8",
+                                                  m->name, field);
+        }
+        /* (a request that does not unpack: the method says so) */
+        return m->fn(m->shim, req, len, timeout_ms, resp, resp_len, err);
+}
+
 #define RT "/runtime.v1.RuntimeService/"
 #define IMG "/runtime.v1.ImageService/"
+#define METHOD(svc, name, fn, req)                                                                 \
+        {                                                                                          \
+                svc #name,                                                                         \
+                {                                                                                  \
+#name, fn, &runtime__v1__##req##__descriptor, NULL                         \
+                }                                                                                  \
+        }
 
-static struct grpc_method *methods_of(struct dockershim *s, size_t *n)
+struct grpc_method *dockershim_methods(struct dockershim *s, size_t *n)
 {
-        const struct grpc_method table[] = {
-            {RT "Version", dockershim_version, NULL, s},
-            {RT "Status", dockershim_status, NULL, s},
-            {RT "RuntimeConfig", dockershim_runtime_config, NULL, s},
-            {RT "RunPodSandbox", dockershim_run_pod_sandbox, NULL, s},
-            {RT "StopPodSandbox", dockershim_stop_pod_sandbox, NULL, s},
-            {RT "RemovePodSandbox", dockershim_remove_pod_sandbox, NULL, s},
-            {RT "PodSandboxStatus", dockershim_pod_sandbox_status, NULL, s},
-            {RT "ListPodSandbox", dockershim_list_pod_sandbox, NULL, s},
-            {RT "CreateContainer", dockershim_create_container, NULL, s},
-            {RT "StartContainer", dockershim_start_container, NULL, s},
-            {RT "StopContainer", dockershim_stop_container, NULL, s},
-            {RT "RemoveContainer", dockershim_remove_container, NULL, s},
-            {RT "ContainerStatus", dockershim_container_status, NULL, s},
-            {RT "ListContainers", dockershim_list_containers, NULL, s},
-            {RT "UpdateContainerResources", dockershim_update_container_resources, NULL, s},
-            {RT "ExecSync", dockershim_exec_sync, NULL, s},
-            {RT "ListContainerStats", dockershim_list_container_stats, NULL, s},
-            {IMG "ListImages", dockershim_list_images, NULL, s},
-            {IMG "ImageStatus", dockershim_image_status, NULL, s},
-            {IMG "PullImage", dockershim_pull_image, NULL, s},
-            {IMG "RemoveImage", dockershim_remove_image, NULL, s},
-            {IMG "ImageFsInfo", dockershim_image_fs_info, NULL, s},
+        struct {
+                const char *path;
+                struct dockershim_method m;
+        } const table[] = {
+            METHOD(RT, Version, dockershim_version, version_request),
+            METHOD(RT, Status, dockershim_status, status_request),
+            METHOD(RT, RuntimeConfig, dockershim_runtime_config, runtime_config_request),
+            METHOD(RT, RunPodSandbox, dockershim_run_pod_sandbox, run_pod_sandbox_request),
+            METHOD(RT, StopPodSandbox, dockershim_stop_pod_sandbox, stop_pod_sandbox_request),
+            METHOD(RT, RemovePodSandbox, dockershim_remove_pod_sandbox, remove_pod_sandbox_request),
+            METHOD(RT, PodSandboxStatus, dockershim_pod_sandbox_status, pod_sandbox_status_request),
+            METHOD(RT, ListPodSandbox, dockershim_list_pod_sandbox, list_pod_sandbox_request),
+            METHOD(RT, CreateContainer, dockershim_create_container, create_container_request),
+            METHOD(RT, StartContainer, dockershim_start_container, start_container_request),
+            METHOD(RT, StopContainer, dockershim_stop_container, stop_container_request),
+            METHOD(RT, RemoveContainer, dockershim_remove_container, remove_container_request),
+            METHOD(RT, ContainerStatus, dockershim_container_status, container_status_request),
+            METHOD(RT, ListContainers, dockershim_list_containers, list_containers_request),
+            METHOD(RT, UpdateContainerResources, dockershim_update_container_resources,
+                   update_container_resources_request),
+            METHOD(RT, ExecSync, dockershim_exec_sync, exec_sync_request),
+            METHOD(RT, ListContainerStats, dockershim_list_container_stats,
+                   list_container_stats_request),
+            METHOD(IMG, ListImages, dockershim_list_images, list_images_request),
+            METHOD(IMG, ImageStatus, dockershim_image_status, image_status_request),
+            METHOD(IMG, PullImage, dockershim_pull_image, pull_image_request),
+            METHOD(IMG, RemoveImage, dockershim_remove_image, remove_image_request),
+            METHOD(IMG, ImageFsInfo, dockershim_image_fs_info, image_fs_info_request),
         };
-        struct grpc_method *m = xmalloc(sizeof(table));
-        memcpy(m, table, sizeof(table));
         *n = ARRAY_SIZE(table);
-        return m;
+        struct grpc_method *g = xcalloc(*n, sizeof(*g));
+        s->dispatched = xcalloc(*n, sizeof(*s->dispatched));
+        for (size_t i = 0; i < *n; i++) {
+                s->dispatched[i] = table[i].m;
+                s->dispatched[i].shim = s;
+                g[i] = (struct grpc_method){table[i].path, dispatch, NULL, &s->dispatched[i]};
+        }
+        return g;
 }
 
 /* The shim's own OOM score adjustment (0 when unreadable). */
@@ -138,7 +223,7 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
                 goto fail;
         }
         size_t n = 0;
-        s->methods = methods_of(s, &n);
+        s->methods = dockershim_methods(s, &n);
         if (grpc_server_start(s->listen_path, s->methods, n, &s->server, err) < 0)
                 goto fail;
         LOG_INFO(0, "dockershim: serving CRI", "listen=\"%s\" docker=\"%s\" cgroupDriver=\"%s\"",
@@ -161,6 +246,7 @@ void dockershim_stop(struct dockershim *s)
         grpc_server_stop(s->server);
         docker_client_free(s->docker);
         free(s->methods);
+        free(s->dispatched);
         free(s->listen_path);
         free(s->pod_infra_image);
         free(s->cgroup_driver);

@@ -18,10 +18,13 @@
 struct grpc_server;
 struct grpc_method;
 
+struct dockershim_method; /* a method with its request's descriptor (dockershim.c) */
+
 struct dockershim {
         struct docker_client *docker;
         struct grpc_server *server;
-        struct grpc_method *methods; /* the server's table */
+        struct grpc_method *methods;          /* the server's table */
+        struct dockershim_method *dispatched; /* what its entries call */
         char *listen_path;
         char *pod_infra_image;
         char *cgroup_driver;   /* the engine's: "cgroupfs" or "systemd" */
@@ -31,6 +34,12 @@ struct dockershim {
         bool restrict_oom_score_adj; /* never below the shim's own (containerd's option) */
         int own_oom_score_adj;
 };
+
+/* The server's method table (*n entries, freed by the caller), each entry
+ * the dispatcher of one CRI method: it refuses a request with a string
+ * that is not valid UTF-8, then calls the method.  Fills s->dispatched
+ * (freed by dockershim_stop, or by the caller of a shim it made). */
+struct grpc_method *dockershim_methods(struct dockershim *s, size_t *n);
 
 /* The OOM score adjustment to give a container: asked, or the shim's own
  * when restricted and asked is lower. */

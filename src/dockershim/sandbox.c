@@ -91,9 +91,12 @@ static json_t *sandbox_create_config(const struct dockershim *s,
         json_object_set_new(l, SHIM_LABEL_TYPE, json_string(SHIM_TYPE_SANDBOX));
         json_object_set_new(l, SHIM_LABEL_CONTAINER_NAME, json_string("POD"));
 
+        /* (json_pack would free l and host when a string is not UTF-8) */
         json_t *host = json_object();
-        json_t *cfg = json_pack("{s:s,s:o,s:o}", "Image", s->pod_infra_image, "Labels", l,
-                                "HostConfig", host);
+        json_t *cfg = json_object();
+        json_object_set_new(cfg, "Image", json_string(s->pod_infra_image));
+        json_object_set_new(cfg, "Labels", l);
+        json_object_set_new(cfg, "HostConfig", host);
         if (c->hostname && *c->hostname)
                 json_object_set_new(cfg, "Hostname", json_string(c->hostname));
         const Runtime__V1__LinuxPodSandboxConfig *lx = c->linux;
@@ -357,6 +360,7 @@ int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_
         if (in == NULL)
                 return bad_request(err, "RunPodSandbox");
         int rc = -1;
+        bool started = false;
         const Runtime__V1__PodSandboxConfig *c = in->config;
         const Runtime__V1__PodSandboxMetadata *m = c ? c->metadata : NULL;
         cleanup_free char *id = NULL, *name = NULL, *dir = checkpoint_dir(s);
@@ -401,6 +405,7 @@ int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_
                 ck_error_wrap(err, "start sandbox container for pod \"%s\"", m->name);
                 goto out;
         }
+        started = true; /* from here a failure stops it again (no pod without its network) */
         struct docker_container info;
         if (docker_container_inspect(s->docker, id, &info, err) < 0) {
                 dockershim_fail(err);
@@ -422,9 +427,6 @@ int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_
                                       "failed to set up sandbox container \"%s\" network for "
                                       "pod \"%s\"",
                                       id, m->name);
-                        ck_error_t ignored = NULL;
-                        docker_container_stop(s->docker, id, SANDBOX_STOP_TIMEOUT_S, &ignored);
-                        ck_error_release(&ignored);
                         docker_container_clear(&info);
                         goto out;
                 }
@@ -435,6 +437,11 @@ int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_
         dockershim_pack(&r.base, resp, resp_len);
         rc = 0;
 out:
+        if (rc < 0 && started) {
+                ck_error_t ignored = NULL;
+                docker_container_stop(s->docker, id, SANDBOX_STOP_TIMEOUT_S, &ignored);
+                ck_error_release(&ignored);
+        }
         json_decref(cfg);
         shim_checkpoint_clear(&cp);
         runtime__v1__run_pod_sandbox_request__free_unpacked(in, NULL);
@@ -539,6 +546,9 @@ int dockershim_remove_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int
         /* its containers first, their log links with them */
         cleanup_free char *sel = xasprintf(SHIM_LABEL_SANDBOX_ID "=%s", id);
         json_t *filters = json_pack("{s:[s]}", "label", sel);
+        if (filters == NULL) /* never list (and remove) every container */
+                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT,
+                                          "RemovePodSandbox: the sandbox ID is not valid UTF-8");
         struct docker_container_summary *v = NULL;
         size_t n = 0;
         int rc = docker_container_list(s->docker, true, filters, &v, &n, err);

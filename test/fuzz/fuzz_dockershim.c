@@ -24,31 +24,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const grpc_method_fn methods[] = {
-    dockershim_version,
-    dockershim_status,
-    dockershim_runtime_config,
-    dockershim_run_pod_sandbox,
-    dockershim_stop_pod_sandbox,
-    dockershim_remove_pod_sandbox,
-    dockershim_pod_sandbox_status,
-    dockershim_list_pod_sandbox,
-    dockershim_create_container,
-    dockershim_start_container,
-    dockershim_stop_container,
-    dockershim_remove_container,
-    dockershim_container_status,
-    dockershim_list_containers,
-    dockershim_update_container_resources,
-    dockershim_exec_sync,
-    dockershim_list_container_stats,
-    dockershim_list_images,
-    dockershim_image_status,
-    dockershim_pull_image,
-    dockershim_remove_image,
-    dockershim_image_fs_info,
-};
-#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+/* the server's table: each CRI method behind its dispatcher */
+static struct grpc_method *methods;
+static size_t n_methods;
 
 static struct dockershim *shim;
 
@@ -65,6 +43,7 @@ static void make_shim(void)
         shim->root_dir = xstrdup("/nonexistent/ckubelet-fuzz");
         shim->cni_conf_dir = xstrdup("/nonexistent/ckubelet-fuzz");
         shim->cni_bin_dirs = xstrdup("/nonexistent/ckubelet-fuzz");
+        methods = dockershim_methods(shim, &n_methods);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,14 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         if (shim == NULL)
                 make_shim();
-        unsigned sel = data[0] % (N_METHODS + 2);
+        unsigned sel = data[0] % (n_methods + 2);
         const uint8_t *in = data + 1;
         size_t len = size - 1;
         ck_error_t err = NULL;
-        if (sel < N_METHODS) {
+        if (sel < n_methods) {
                 uint8_t *resp = NULL;
                 size_t resp_len = 0;
-                int rc = methods[sel](shim, in, len, 100, &resp, &resp_len, &err);
+                int rc = methods[sel].fn(methods[sel].ctx, in, len, 100, &resp, &resp_len, &err);
                 if (rc == 0) {
                         if (err != NULL)
                                 abort();
@@ -94,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         }
         char *text = xstrndup((const char *)in, len);
-        if (sel == N_METHODS) {
+        if (sel == n_methods) {
                 struct shim_name n;
                 if (shim_parse_name(text, &n) == 0) {
                         char *again =

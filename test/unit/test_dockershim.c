@@ -329,6 +329,77 @@ static void test_bad_request_is_invalid_argument(void **state)
         ck_error_release(&err);
 }
 
+/* The server's table: a request with a string that is not UTF-8 (here a
+ * sandbox ID, and a label value deep in a container's config) is refused
+ * as a Go gRPC server refuses it, before the engine is asked anything (a
+ * RemovePodSandbox whose label filter could not be encoded once listed,
+ * and removed, every container). */
+static void test_invalid_utf8_is_refused_before_the_engine(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {{200, VERSION_141}};
+        struct fake *f = fake_start_unix(script, 1, sock_path);
+        struct dockershim *s = shim_on();
+        size_t n = 0;
+        struct grpc_method *table = dockershim_methods(s, &n);
+        const struct grpc_method *remove = NULL, *create = NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (strcmp(table[i].path, "/runtime.v1.RuntimeService/RemovePodSandbox") == 0)
+                        remove = &table[i];
+                if (strcmp(table[i].path, "/runtime.v1.RuntimeService/CreateContainer") == 0)
+                        create = &table[i];
+        }
+        assert_non_null(remove);
+        assert_non_null(create);
+        uint8_t *req = NULL, *resp = NULL;
+        size_t rl = 0, len = 0;
+        ck_error_t err = NULL;
+
+        Runtime__V1__RemovePodSandboxRequest rm = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
+        rm.pod_sandbox_id = (char *)"\xff";
+        dockershim_pack(&rm.base, &req, &rl);
+        assert_int_equal(remove->fn(remove->ctx, req, rl, 0, &resp, &len, &err), -1);
+        free(req);
+        assert_int_equal(err->code, GRPC_INTERNAL);
+        assert_string_equal(ck_error_msg(err),
+                            "RemovePodSandbox: error unmarshalling request: "
+                            "string field pod_sandbox_id contains invalid UTF-8");
+        ck_error_release(&err);
+
+        Runtime__V1__KeyValue kv = RUNTIME__V1__KEY_VALUE__INIT;
+        kv.key = (char *)"app";
+        kv.value = (char *)"caf\xc3"; /* a truncated sequence */
+        Runtime__V1__KeyValue *kvs[] = {&kv};
+        Runtime__V1__ContainerConfig cfg = RUNTIME__V1__CONTAINER_CONFIG__INIT;
+        cfg.n_envs = 1;
+        cfg.envs = kvs;
+        Runtime__V1__CreateContainerRequest cr = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
+        cr.pod_sandbox_id = (char *)"abc";
+        cr.config = &cfg;
+        dockershim_pack(&cr.base, &req, &rl);
+        assert_int_equal(create->fn(create->ctx, req, rl, 0, &resp, &len, &err), -1);
+        free(req);
+        assert_int_equal(err->code, GRPC_INTERNAL);
+        assert_non_null(strstr(ck_error_msg(err), "string field value contains invalid UTF-8"));
+        ck_error_release(&err);
+
+        /* valid UTF-8 goes through to the method (no such sandbox here) */
+        rm.pod_sandbox_id = (char *)"caf\xc3\xa9";
+        dockershim_pack(&rm.base, &req, &rl);
+        assert_int_equal(remove->fn(remove->ctx, req, rl, 0, &resp, &len, &err), -1);
+        free(req);
+        assert_int_not_equal(err->code, GRPC_INTERNAL);
+        ck_error_release(&err);
+        /* the engine was asked only about that one */
+        pthread_mutex_lock(&f->lock);
+        for (size_t i = 1; i < f->n_req; i++)
+                assert_null(strstr(f->req[i], "%FF"));
+        pthread_mutex_unlock(&f->lock);
+        free(table);
+        free(s->dispatched);
+        done(f, s);
+}
+
 static void test_names(void **state)
 {
         (void)state;
@@ -814,6 +885,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_list_images),
+            cmocka_unit_test(test_invalid_utf8_is_refused_before_the_engine),
             cmocka_unit_test(test_image_status),
             cmocka_unit_test(test_pull_image),
             cmocka_unit_test(test_registry_auth_refuses_bad_auth),
