@@ -187,10 +187,13 @@ struct reading {
 #define ROTATE_SETTLE_MS 200
 
 /* Opens r->path in place of the file being read (if any), from its start.
- * Returns 0 or an errno value. */
+ * Returns 0, an errno value, or NOT_REGULAR (a FIFO, a device: never
+ * blocked on, never read). */
+#define NOT_REGULAR (-1)
 static int open_log(struct reading *r)
 {
-        int fd = TEMP_FAILURE_RETRY_INT(open(r->path, O_RDONLY | O_CLOEXEC));
+        int fd =
+            TEMP_FAILURE_RETRY_INT(open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
         if (fd < 0)
                 return errno;
         struct stat st;
@@ -198,6 +201,10 @@ static int open_log(struct reading *r)
                 int saved = errno;
                 close(fd);
                 return saved;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                close(fd);
+                return NOT_REGULAR;
         }
         if (r->reader.fd >= 0)
                 close(r->reader.fd);
@@ -283,6 +290,9 @@ static int follow_at_eof(struct reading *r, bool *running, bool *rotated, ck_err
                                  r->path);
                         return 1;
                 }
+                if (e == NOT_REGULAR)
+                        return ck_error_make(err, 0, "log file `%s` is not a regular file",
+                                             r->path);
                 if (e != ENOENT) /* ENOENT: not created again yet */
                         return ck_error_make(err, e, "open log file `%s`", r->path);
         }
@@ -364,7 +374,9 @@ int logs_read(const char *path, const struct logs_options *o, int64_t now_ns,
         };
         int64_t start;
         int e = open_log(&r), ret = 0;
-        if (e != 0)
+        if (e == NOT_REGULAR)
+                ret = ck_error_make(err, 0, "log file `%s` is not a regular file", resolved);
+        else if (e != 0)
                 ret = ck_error_make(err, e, "open log file `%s`", resolved);
         if (ret == 0 && logs_tail_start(r.reader.fd, o->tail_lines, &start, err) < 0)
                 ret = ck_error_wrap(err, "tail %lld lines of log file `%s`",

@@ -694,6 +694,15 @@ static void test_read_errors_and_symlink(void **state)
         assert_int_equal(symlink(path, link), 0);
         assert_int_equal(logs_read(link, &o, T0_NS, &sink, &err), 0);
         assert_string_equal(c.buf, "via link\n");
+
+        /* a FIFO (or a device) at the path: refused, never blocked on */
+        cleanup_free char *fifo = xasprintf("%s/fifo.log", dir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(logs_read(fifo, &o, T0_NS, &sink, &err), -1);
+        cleanup_free char *want = xasprintf("log file `%s` is not a regular file", fifo);
+        assert_string_equal(err->msg, want);
+        ck_error_release(&err);
+        unlink(fifo);
         capture_release(&c);
         remove_dir(dir);
 }
