@@ -10,12 +10,14 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/netutil.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int dockershim_pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
@@ -217,10 +219,27 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
         }
         s->listen_path = xstrdup(listen);
 
-        /* a socket a previous run left */
-        if (unlink(s->listen_path) < 0 && errno != ENOENT) {
-                ck_error_make(err, errno, "remove the stale socket `%s`", s->listen_path);
-                goto fail;
+        /* a socket a previous run left: only a socket nobody answers on */
+        struct stat st;
+        if (lstat(s->listen_path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode)) {
+                        ck_error_make(err, 0, "listen `%s`: exists and is not a socket",
+                                      s->listen_path);
+                        goto fail;
+                }
+                ck_error_t e = NULL;
+                int fd = net_unix_dial(s->listen_path, fs_now_mono_ms() + 1000, &e);
+                if (fd >= 0) {
+                        close(fd);
+                        ck_error_make(err, 0, "listen `%s`: another server answers there",
+                                      s->listen_path);
+                        goto fail;
+                }
+                ck_error_release(&e);
+                if (unlink(s->listen_path) < 0 && errno != ENOENT) {
+                        ck_error_make(err, errno, "remove the stale socket `%s`", s->listen_path);
+                        goto fail;
+                }
         }
         size_t n = 0;
         s->methods = dockershim_methods(s, &n);

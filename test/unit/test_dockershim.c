@@ -400,6 +400,59 @@ static void test_invalid_utf8_is_refused_before_the_engine(void **state)
         done(f, s);
 }
 
+/* The listen path: a stale socket is replaced; a file that is not a
+ * socket, or a socket another server answers on, is refused and kept. */
+static void test_start_refuses_a_listen_path_it_does_not_own(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
+            {200, VERSION_141},
+            {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
+        };
+        struct fake *f = fake_start_unix(script, 4, sock_path);
+        char dir[] = "/tmp/ck-dockershim-listen-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        cleanup_free char *ep = xasprintf("unix://%s", sock_path);
+        cleanup_free char *file = xasprintf("%s/not-a-socket", dir);
+        cleanup_free char *busy = xasprintf("%s/busy.sock", dir);
+        cleanup_free char *root = xasprintf("%s/root", dir);
+        FILE *fp = fopen(file, "we");
+        assert_non_null(fp);
+        fclose(fp);
+        struct dockershim_options o = {
+            .docker_endpoint = ep, .request_timeout_ms = 5000, .root_dir = root};
+        struct dockershim *s = NULL;
+        ck_error_t err = NULL;
+
+        cleanup_free char *l1 = xasprintf("unix://%s", file);
+        o.listen = l1;
+        assert_int_equal(dockershim_start(&o, &s, &err), -1);
+        cleanup_free char *want = xasprintf("listen `%s`: exists and is not a socket", file);
+        assert_string_equal(ck_error_msg(err), want);
+        ck_error_release(&err);
+        assert_int_equal(access(file, F_OK), 0);
+
+        int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        memcpy(sa.sun_path, busy, strlen(busy) + 1);
+        assert_int_equal(bind(srv, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(srv, 4), 0);
+        cleanup_free char *l2 = xasprintf("unix://%s", busy);
+        o.listen = l2;
+        assert_int_equal(dockershim_start(&o, &s, &err), -1);
+        cleanup_free char *want2 = xasprintf("listen `%s`: another server answers there", busy);
+        assert_string_equal(ck_error_msg(err), want2);
+        ck_error_release(&err);
+        assert_int_equal(access(busy, F_OK), 0);
+        close(srv);
+        fake_stop(f);
+        unlink(sock_path);
+        cleanup_free char *cmd = xasprintf("rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_names(void **state)
 {
         (void)state;
@@ -886,6 +939,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_list_images),
             cmocka_unit_test(test_invalid_utf8_is_refused_before_the_engine),
+            cmocka_unit_test(test_start_refuses_a_listen_path_it_does_not_own),
             cmocka_unit_test(test_image_status),
             cmocka_unit_test(test_pull_image),
             cmocka_unit_test(test_registry_auth_refuses_bad_auth),
