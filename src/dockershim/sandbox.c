@@ -14,6 +14,7 @@
 #include "grpc/grpc.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -315,12 +316,17 @@ static json_t *network_record(const struct dockershim *s, const char *id)
         return json_loadb(buf, len, 0, NULL);
 }
 
-/* CNI DEL when the sandbox has a network up; the record removed once done. */
+/* CNI DEL when the sandbox has a network up: its record says so, or (the
+ * record lost: the shim stopped between the ADD and writing it) its
+ * container still runs, as cri-dockerd tears down a running sandbox's
+ * network whatever it knows; then without the ADD's result.  The record
+ * removed once done. */
 static int network_down(struct dockershim *s, const char *id, const char *netns, const char *name,
-                        const char *ns, const struct shim_checkpoint *cp, ck_error_t *err)
+                        const char *ns, const struct shim_checkpoint *cp, bool running,
+                        ck_error_t *err)
 {
         json_t *rec = network_record(s, id);
-        if (rec == NULL)
+        if (rec == NULL && !running)
                 return 0;
         struct shim_cni *cni = NULL;
         int rc = shim_cni_load(s->cni_conf_dir, s->cni_bin_dirs, &cni, err);
@@ -331,7 +337,8 @@ static int network_down(struct dockershim *s, const char *id, const char *netns,
                                           .pod_ns = ns ? ns : "",
                                           .ports = cp ? cp->ports : NULL,
                                           .n_ports = cp ? cp->n_ports : 0};
-                rc = shim_cni_del(cni, &a, json_string_value(json_object_get(rec, "result")),
+                rc = shim_cni_del(cni, &a,
+                                  rec ? json_string_value(json_object_get(rec, "result")) : NULL,
                                   CNI_TIMEOUT_MS, err);
         }
         shim_cni_free(cni);
@@ -488,7 +495,7 @@ int dockershim_stop_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64
         ck_error_t net_err = NULL, stop_err = NULL;
         if (!host_network &&
             network_down(s, id, have_info ? info.sandbox_key : NULL, nm.pod ? nm.pod : cp.name,
-                         nm.ns ? nm.ns : cp.ns, &cp, &net_err) < 0)
+                         nm.ns ? nm.ns : cp.ns, &cp, have_info && info.running, &net_err) < 0)
                 ck_error_wrap(&net_err, "tear down sandbox `%s`'s network", id);
         if (have_info &&
             docker_container_stop(s->docker, id, SANDBOX_STOP_TIMEOUT_S, &stop_err) < 0) {
@@ -568,9 +575,19 @@ int dockershim_remove_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int
                 ck_error_release(&e);
         }
         cleanup_free char *dir = checkpoint_dir(s);
+        /* a network record left (its DEL failed at the stop): one more DEL,
+         * which gives the address back to the pool; the record goes anyway */
+        struct shim_checkpoint cp = {0};
+        if (shim_checkpoint_read(dir, id, &cp, &e) < 0)
+                ck_error_release(&e);
+        if (network_down(s, id, NULL, cp.name, cp.ns, &cp, false, &e) < 0) {
+                LOG_WARN("RemovePodSandbox: tearing down the network failed, removing anyway",
+                         "podSandboxID=\"%s\" err=\"%s\"", id, ck_error_msg(e));
+                ck_error_release(&e);
+        }
+        shim_checkpoint_clear(&cp);
         if (shim_checkpoint_remove(dir, id, err) < 0)
                 return -1;
-        /* a network record left (its DEL failed at the stop) goes too */
         cleanup_free char *net = network_file(s, id);
         if (net)
                 unlink(net);

@@ -5,9 +5,10 @@
 # the image service (list, status, pull with and without credentials from
 # the local registry, remove, the image filesystem), a pod sandbox on the
 # CNI bridge with a container in it (exec, logs, stop, removal, nothing
-# left).  A dockerd that goes away gets errors, never a crash, and is found
-# again when it is back.  The methods not implemented yet answer
-# Unimplemented (docs/dockershim.md).
+# left; the network torn down even when the shim lost its record of it),
+# ckubelet running a static pod through it.  A dockerd that goes away gets
+# errors, never a crash, and is found again when it is back.  The methods
+# not implemented yet answer Unimplemented (docs/dockershim.md).
 
 load helpers
 load pods
@@ -237,6 +238,25 @@ teardown() {
 	[ -d "$CK_DOCKER_DIR/cni/networks/ckubelet-docker" ]
 	run grep -rl "$POD_ID" "$CK_DOCKER_DIR/cni/networks"
 	[ "$status" -eq 1 ]
+	POD_ID=
+}
+
+@test "dockershim: a sandbox whose network record was lost gets its CNI DEL at the stop all the same" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-lost-$$-$RANDOM
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-lost", namespace: "default", uid: $uid,
+		attempt: 0}, linux: {}}' >"$tmp/pod.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	[[ $(crictl inspectp -o json "$POD_ID" | jq -r .status.network.ip) == 10.89.* ]]
+	# the address is taken in host-local's store, under the sandbox's ID
+	run grep -rl "$POD_ID" "$CK_DOCKER_DIR/cni/networks"
+	[ "$status" -eq 0 ]
+	# as if the shim had stopped between the ADD and writing its record
+	rm "$CK_DOCKER_DIR/shim/network/$POD_ID"
+	crictl stopp "$POD_ID"
+	# the DEL ran (without the ADD's result): the address is back in the pool
+	run grep -rl "$POD_ID" "$CK_DOCKER_DIR/cni/networks"
+	[ "$status" -eq 1 ]
+	crictl rmp "$POD_ID"
 	POD_ID=
 }
 
