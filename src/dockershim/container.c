@@ -481,17 +481,9 @@ int dockershim_container_status(void *ctx, const uint8_t *req, size_t len, int64
         cleanup_free char *id = xstrdup(in->container_id);
         runtime__v1__container_status_request__free_unpacked(in, NULL);
         struct docker_container info;
-        if (docker_container_inspect(s->docker, id, &info, err) < 0)
-                return dockershim_fail(err);
         struct shim_name nm;
-        const char *type = json_string_value(json_object_get(info.labels, SHIM_LABEL_TYPE));
-        if (type == NULL || strcmp(type, SHIM_TYPE_CONTAINER) != 0 ||
-            shim_parse_name(info.name, &nm) < 0) {
-                ck_error_make_code(err, GRPC_NOT_FOUND, "no such container: %s (%s)", id,
-                                   info.name ? info.name : "");
-                docker_container_clear(&info);
+        if (shim_inspect_own(s, id, SHIM_TYPE_CONTAINER, "container", &info, &nm, err) < 0)
                 return -1;
-        }
         Runtime__V1__ContainerStatus st = RUNTIME__V1__CONTAINER_STATUS__INIT;
         Runtime__V1__ContainerMetadata md = RUNTIME__V1__CONTAINER_METADATA__INIT;
         md.name = nm.container;

@@ -28,6 +28,20 @@ int dockershim_pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
         return 0;
 }
 
+int shim_inspect_own(struct dockershim *s, const char *id, const char *type, const char *what,
+                     struct docker_container *info, struct shim_name *name, ck_error_t *err)
+{
+        if (docker_container_inspect(s->docker, id, info, err) < 0)
+                return dockershim_fail(err);
+        const char *t = json_string_value(json_object_get(info->labels, SHIM_LABEL_TYPE));
+        if (t != NULL && strcmp(t, type) == 0 && shim_parse_name(info->name, name) == 0)
+                return 0;
+        ck_error_make_code(err, GRPC_NOT_FOUND, "no such %s: %s (%s)", what, id,
+                           info->name ? info->name : "");
+        docker_container_clear(info);
+        return -1;
+}
+
 int dockershim_grpc_code(const ck_error_t err)
 {
         switch (err ? err->code : 0) {

@@ -145,6 +145,13 @@ struct shim_name {
 int shim_parse_name(const char *docker_name, struct shim_name *out);
 void shim_name_clear(struct shim_name *n);
 
+/* The engine's container id when it is one of the shim's of that type
+ * (SHIM_TYPE_SANDBOX or SHIM_TYPE_CONTAINER): *info and *name filled (the
+ * caller clears both).  Else -1: the engine's error as a gRPC status, or
+ * NOT_FOUND "no such <what>: <id> (<name>)" for another container. */
+int shim_inspect_own(struct dockershim *s, const char *id, const char *type, const char *what,
+                     struct docker_container *info, struct shim_name *name, ck_error_t *err);
+
 struct shim_kv {
         const char *key, *value;
 };

@@ -613,17 +613,9 @@ int dockershim_pod_sandbox_status(void *ctx, const uint8_t *req, size_t len, int
         cleanup_free char *id = xstrdup(in->pod_sandbox_id);
         runtime__v1__pod_sandbox_status_request__free_unpacked(in, NULL);
         struct docker_container info;
-        if (docker_container_inspect(s->docker, id, &info, err) < 0)
-                return dockershim_fail(err);
         struct shim_name nm;
-        const char *type = json_string_value(json_object_get(info.labels, SHIM_LABEL_TYPE));
-        if (type == NULL || strcmp(type, SHIM_TYPE_SANDBOX) != 0 ||
-            shim_parse_name(info.name, &nm) < 0) {
-                ck_error_make_code(err, GRPC_NOT_FOUND, "no such pod sandbox: %s (%s)", id,
-                                   info.name ? info.name : "");
-                docker_container_clear(&info);
+        if (shim_inspect_own(s, id, SHIM_TYPE_SANDBOX, "pod sandbox", &info, &nm, err) < 0)
                 return -1;
-        }
         Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
         md.name = nm.pod;
         md.namespace_ = nm.ns;
