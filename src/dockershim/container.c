@@ -563,6 +563,37 @@ static Runtime__V1__ContainerState list_state(const char *s)
         return RUNTIME__V1__CONTAINER_STATE__CONTAINER_UNKNOWN;
 }
 
+/* The layout of every protobuf-c map entry (a label selector's). */
+struct pb_map_entry {
+        ProtobufCMessage base;
+        char *key, *value;
+};
+
+/* The engine's filters of a CRI container filter (ListContainers' and
+ * ListContainerStats', whose label selectors are maps of two types): the
+ * shim's containers, by ID, sandbox and labels. */
+static json_t *container_filters(const char *id, const char *sandbox_id, void *const *sel,
+                                 size_t n_sel)
+{
+        char **keys = xcalloc(n_sel + 1, sizeof(char *)),
+             **vals = xcalloc(n_sel + 1, sizeof(char *));
+        for (size_t i = 0; i < n_sel; i++) {
+                const struct pb_map_entry *e = sel[i];
+                keys[i] = e->key;
+                vals[i] = e->value;
+        }
+        size_t n = n_sel;
+        if (sandbox_id && *sandbox_id) {
+                keys[n] = (char *)SHIM_LABEL_SANDBOX_ID;
+                vals[n] = (char *)sandbox_id;
+                n++;
+        }
+        json_t *filters = shim_filters(SHIM_TYPE_CONTAINER, id, n, keys, vals);
+        free(keys);
+        free(vals);
+        return filters;
+}
+
 int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                                uint8_t **resp, size_t *resp_len, ck_error_t *err)
 {
@@ -573,26 +604,16 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
         if (in == NULL)
                 return bad_request(err, "ListContainers");
         const Runtime__V1__ContainerFilter *flt = in->filter;
-        size_t nsel = flt ? flt->n_label_selector : 0;
-        char **keys = xcalloc(nsel + 2, sizeof(char *)), **vals = xcalloc(nsel + 2, sizeof(char *));
-        for (size_t i = 0; i < nsel; i++) {
-                keys[i] = flt->label_selector[i]->key;
-                vals[i] = flt->label_selector[i]->value;
-        }
-        if (flt && flt->pod_sandbox_id && *flt->pod_sandbox_id) {
-                keys[nsel] = (char *)SHIM_LABEL_SANDBOX_ID;
-                vals[nsel] = flt->pod_sandbox_id;
-                nsel++;
-        }
-        json_t *filters = shim_filters(SHIM_TYPE_CONTAINER, flt ? flt->id : NULL, nsel, keys, vals);
+        json_t *filters =
+            flt ? container_filters(flt->id, flt->pod_sandbox_id,
+                                    (void *const *)flt->label_selector, flt->n_label_selector)
+                : container_filters(NULL, NULL, NULL, 0);
         bool want_state = flt && flt->state;
         Runtime__V1__ContainerState want = want_state ? flt->state->state : 0;
         struct docker_container_summary *v = NULL;
         size_t n = 0;
         int rc = docker_container_list(s->docker, true, filters, &v, &n, err);
         json_decref(filters);
-        free(keys);
-        free(vals);
         runtime__v1__list_containers_request__free_unpacked(in, NULL);
         if (rc < 0)
                 return dockershim_fail(err);
@@ -769,25 +790,15 @@ int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, i
         if (in == NULL)
                 return bad_request(err, "ListContainerStats");
         const Runtime__V1__ContainerStatsFilter *flt = in->filter;
-        size_t nsel = flt ? flt->n_label_selector : 0;
-        char **keys = xcalloc(nsel + 2, sizeof(char *)), **vals = xcalloc(nsel + 2, sizeof(char *));
-        for (size_t i = 0; i < nsel; i++) {
-                keys[i] = flt->label_selector[i]->key;
-                vals[i] = flt->label_selector[i]->value;
-        }
-        if (flt && flt->pod_sandbox_id && *flt->pod_sandbox_id) {
-                keys[nsel] = (char *)SHIM_LABEL_SANDBOX_ID;
-                vals[nsel] = flt->pod_sandbox_id;
-                nsel++;
-        }
-        json_t *filters = shim_filters(SHIM_TYPE_CONTAINER, flt ? flt->id : NULL, nsel, keys, vals);
+        json_t *filters =
+            flt ? container_filters(flt->id, flt->pod_sandbox_id,
+                                    (void *const *)flt->label_selector, flt->n_label_selector)
+                : container_filters(NULL, NULL, NULL, 0);
         struct docker_container_summary *v = NULL;
         size_t n = 0;
         /* the running ones: a stopped container has no usage to report */
         int rc = docker_container_list(s->docker, false, filters, &v, &n, err);
         json_decref(filters);
-        free(keys);
-        free(vals);
         runtime__v1__list_container_stats_request__free_unpacked(in, NULL);
         if (rc < 0)
                 return dockershim_fail(err);
