@@ -155,7 +155,6 @@ static json_t *container_create_config(const struct dockershim *s, const char *s
         json_object_set_new(cfg, "Env", env);
 
         json_object_set_new(host, "RestartPolicy", json_pack("{s:s}", "Name", "no"));
-        json_object_set_new(host, "LogConfig", json_pack("{s:s}", "Type", "json-file"));
         json_object_set_new(host, "ShmSize", json_integer(SHM_SIZE));
         cleanup_free char *in_sb = xasprintf("container:%s", sb);
         json_object_set_new(host, "NetworkMode", json_string(in_sb));

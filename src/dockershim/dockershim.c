@@ -217,6 +217,13 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
         }
         s->cgroup_driver =
             xstrdup(info.cgroup_driver && *info.cgroup_driver ? info.cgroup_driver : "cgroupfs");
+        /* the containers log with the engine's default driver and its
+         * options (max-size ...), as cri-dockerd's do: only json-file gives
+         * the kubelet a file to read */
+        if (info.logging_driver && strcmp(info.logging_driver, "json-file") != 0)
+                LOG_WARN("The engine's logging driver is not json-file: the kubelet cannot read "
+                         "the containers' logs (kubectl logs)",
+                         "loggingDriver=\"%s\"", info.logging_driver);
         s->docker_root_dir =
             xstrdup(info.docker_root_dir && *info.docker_root_dir ? info.docker_root_dir
                                                                   : "/var/lib/docker");

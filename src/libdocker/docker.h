@@ -103,6 +103,7 @@ struct docker_info {
         char *cgroup_version;  /* "1" or "2" */
         char *docker_root_dir; /* "/var/lib/docker" */
         char *driver;          /* the storage driver */
+        char *logging_driver;  /* the containers' default: "json-file", "journald", ... */
 };
 void docker_info_clear(struct docker_info *i);
 int docker_info(struct docker_client *d, struct docker_info *out, ck_error_t *err);

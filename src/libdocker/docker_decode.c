@@ -82,7 +82,8 @@ int docker_decode_info(const json_t *j, struct docker_info *out, ck_error_t *err
             get_str(j, "CgroupDriver", false, &out->cgroup_driver, err) < 0 ||
             get_str(j, "CgroupVersion", false, &out->cgroup_version, err) < 0 ||
             get_str(j, "DockerRootDir", false, &out->docker_root_dir, err) < 0 ||
-            get_str(j, "Driver", false, &out->driver, err) < 0) {
+            get_str(j, "Driver", false, &out->driver, err) < 0 ||
+            get_str(j, "LoggingDriver", false, &out->logging_driver, err) < 0) {
                 docker_info_clear(out);
                 return -1;
         }

@@ -32,6 +32,7 @@ void docker_info_clear(struct docker_info *i)
         free(i->cgroup_version);
         free(i->docker_root_dir);
         free(i->driver);
+        free(i->logging_driver);
         *i = (struct docker_info){0};
 }
 

@@ -212,6 +212,34 @@ static void test_decode_container(void **state)
         }
 }
 
+/* /info: the facts the shim reads at its start. */
+static void test_decode_info(void **state)
+{
+        (void)state;
+        json_t *j = json_loads("{\"CgroupDriver\":\"systemd\",\"CgroupVersion\":\"2\","
+                               "\"DockerRootDir\":\"/var/lib/docker\",\"Driver\":\"overlay2\","
+                               "\"LoggingDriver\":\"journald\",\"Containers\":3}",
+                               0, NULL);
+        assert_non_null(j);
+        struct docker_info i;
+        ck_error_t err = NULL;
+        assert_int_equal(docker_decode_info(j, &i, &err), 0);
+        assert_string_equal(i.cgroup_driver, "systemd");
+        assert_string_equal(i.cgroup_version, "2");
+        assert_string_equal(i.docker_root_dir, "/var/lib/docker");
+        assert_string_equal(i.driver, "overlay2");
+        assert_string_equal(i.logging_driver, "journald");
+        docker_info_clear(&i);
+        json_decref(j);
+        /* a field of another type */
+        j = json_loads("{\"LoggingDriver\":7}", 0, NULL);
+        assert_int_equal(docker_decode_info(j, &i, &err), -1);
+        assert_int_equal(err->code, DOCKER_ERR_PROTOCOL);
+        assert_non_null(strstr(ck_error_msg(err), "LoggingDriver"));
+        ck_error_release(&err);
+        json_decref(j);
+}
+
 static void test_list_containers_with_filters(void **state)
 {
         (void)state;
@@ -424,6 +452,7 @@ int main(void)
             cmocka_unit_test(test_open_fails_clearly),
             cmocka_unit_test(test_errors_carry_the_engine_message),
             cmocka_unit_test(test_decode_container),
+            cmocka_unit_test(test_decode_info),
             cmocka_unit_test(test_list_containers_with_filters),
             cmocka_unit_test(test_images),
             cmocka_unit_test(test_exec),
