@@ -567,6 +567,13 @@ struct pb_map_entry {
         ProtobufCMessage base;
         char *key, *value;
 };
+#define SAME_LAYOUT(T)                                                                             \
+        (offsetof(T, key) == offsetof(struct pb_map_entry, key) &&                                 \
+         offsetof(T, value) == offsetof(struct pb_map_entry, value))
+_Static_assert(SAME_LAYOUT(Runtime__V1__ContainerFilter__LabelSelectorEntry) &&
+                   SAME_LAYOUT(Runtime__V1__ContainerStatsFilter__LabelSelectorEntry),
+               "a label selector entry is a map entry");
+#undef SAME_LAYOUT
 
 /* The engine's filters of a CRI container filter (ListContainers' and
  * ListContainerStats', whose label selectors are maps of two types): the

@@ -250,8 +250,11 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
                 }
                 ck_error_t e = NULL;
                 int fd = net_unix_dial(s->listen_path, fs_now_mono_ms() + 1000, &e);
-                if (fd >= 0) {
-                        close(fd);
+                if (fd >= 0 || e->status != ECONNREFUSED) {
+                        /* (a full backlog: someone serves there, busy) */
+                        if (fd >= 0)
+                                close(fd);
+                        ck_error_release(&e);
                         ck_error_make(err, 0, "listen `%s`: another server answers there",
                                       s->listen_path);
                         goto fail;

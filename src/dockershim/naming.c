@@ -42,6 +42,8 @@ void shim_name_clear(struct shim_name *n)
 int shim_parse_name(const char *name, struct shim_name *out)
 {
         *out = (struct shim_name){0};
+        if (name == NULL) /* the engine's answer may lack it */
+                return -1;
         if (name[0] == '/')
                 name++;
         char *parts[8];

@@ -342,12 +342,19 @@ static int network_down(struct dockershim *s, const char *id, const char *netns,
                                   CNI_TIMEOUT_MS, err);
         }
         shim_cni_free(cni);
-        json_decref(rec);
-        if (rc == 0) {
-                cleanup_free char *file = network_file(s, id);
-                if (file)
-                        unlink(file);
+        cleanup_free char *file = network_file(s, id);
+        if (rc == 0 && file) {
+                unlink(file);
+        } else if (rc < 0 && rec == NULL && file) {
+                /* a DEL is still owed: an empty record says so to the next
+                 * stop (the container no longer runs then) and the removal */
+                ck_error_t ignored = NULL;
+                cleanup_free char *dir = xasprintf("%s/network", s->root_dir);
+                if (fs_mkdir_p(dir, 0700, &ignored) < 0 ||
+                    fs_write_file_atomic(file, "{}", 2, 0600, &ignored) < 0)
+                        ck_error_release(&ignored);
         }
+        json_decref(rec);
         return rc;
 }
 

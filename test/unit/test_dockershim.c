@@ -400,18 +400,17 @@ static void test_invalid_utf8_is_refused_before_the_engine(void **state)
         done(f, s);
 }
 
-/* The listen path: a stale socket is replaced; a file that is not a
- * socket, or a socket another server answers on, is refused and kept. */
+/* The listen path: a file that is not a socket, or a socket another server
+ * answers on, is refused and kept; a stale socket is replaced. */
 static void test_start_refuses_a_listen_path_it_does_not_own(void **state)
 {
         (void)state;
         static const struct answer script[] = {
-            {200, VERSION_141},
-            {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
-            {200, VERSION_141},
-            {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
+            {200, VERSION_141}, {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
+            {200, VERSION_141}, {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
+            {200, VERSION_141}, {200, "{\"CgroupDriver\":\"cgroupfs\"}"},
         };
-        struct fake *f = fake_start_unix(script, 4, sock_path);
+        struct fake *f = fake_start_unix(script, 6, sock_path);
         char dir[] = "/tmp/ck-dockershim-listen-XXXXXX";
         assert_non_null(mkdtemp(dir));
         cleanup_free char *ep = xasprintf("unix://%s", sock_path);
@@ -447,6 +446,9 @@ static void test_start_refuses_a_listen_path_it_does_not_own(void **state)
         ck_error_release(&err);
         assert_int_equal(access(busy, F_OK), 0);
         close(srv);
+        /* the same socket, nobody serving it now: replaced, served */
+        assert_int_equal(dockershim_start(&o, &s, &err), 0);
+        dockershim_stop(s);
         fake_stop(f);
         unlink(sock_path);
         cleanup_free char *cmd = xasprintf("rm -rf '%s'", dir);
