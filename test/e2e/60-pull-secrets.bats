@@ -17,22 +17,7 @@ load cluster
 setup_file() {
 	cluster_up
 	runtime_up
-	local out line
-	out=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-registry" up 3>&-) || {
-		echo "setup: hack/local-registry up failed" >&2
-		return 1
-	}
-	while IFS= read -r line; do
-		case $line in
-		REGISTRY=* | REGISTRY_USER=* | REGISTRY_PASSWORD=* | REGISTRY_IMAGE=*)
-			export "${line?}"
-			;;
-		esac
-	done <<<"$out"
-	[[ -n ${REGISTRY_IMAGE:-} ]] || {
-		echo "setup: no REGISTRY_IMAGE in the output of hack/local-registry up" >&2
-		return 1
-	}
+	registry_up
 	# containerd learns the registry's CA from <runtime>/certs.d, which it
 	# reads only when started with config_path (hack/local-runtime sets it).
 	local config_path

@@ -14,22 +14,7 @@ load helpers
 load pods
 
 setup_file() {
-	local out line
-	out=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-registry" up 3>&-) || {
-		echo "setup: hack/local-registry up failed" >&2
-		return 1
-	}
-	while IFS= read -r line; do
-		case $line in
-		REGISTRY=* | REGISTRY_USER=* | REGISTRY_PASSWORD=* | REGISTRY_IMAGE=*)
-			export "${line?}"
-			;;
-		esac
-	done <<<"$out"
-	[[ -n ${REGISTRY_IMAGE:-} ]] || {
-		echo "setup: no REGISTRY_IMAGE in the output of hack/local-registry up" >&2
-		return 1
-	}
+	registry_up
 	export CK_DOCKER_DIR=${CK_DOCKER_DIR:-/var/lib/ckubelet-docker}
 	local endpoint
 	endpoint=$(set -o pipefail && CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-docker" up 3>&- | tail -n 1) || {

@@ -70,6 +70,28 @@ runtime_up() {
 	export IMAGE_SERVICE_ENDPOINT=$endpoint
 }
 
+# registry_up: start the local registry (hack/local-registry, idempotent)
+# and export what its `up` prints: REGISTRY, REGISTRY_USER,
+# REGISTRY_PASSWORD and REGISTRY_IMAGE (the private image).
+registry_up() {
+	local out line
+	out=$(CK_BUILD_DIR=$BUILD "$E2E_REPO/hack/local-registry" up 3>&-) || {
+		echo "registry_up: hack/local-registry up failed" >&2
+		return 1
+	}
+	while IFS= read -r line; do
+		case $line in
+		REGISTRY=* | REGISTRY_USER=* | REGISTRY_PASSWORD=* | REGISTRY_IMAGE=*)
+			export "${line?}"
+			;;
+		esac
+	done <<<"$out"
+	[[ -n ${REGISTRY_IMAGE:-} ]] || {
+		echo "registry_up: no REGISTRY_IMAGE in the output of hack/local-registry up" >&2
+		return 1
+	}
+}
+
 # crictl ARGS...: crictl against the local runtime (--config /dev/null: no
 # /etc/crictl.yaml, and no warning about its absence).  Through the
 # dockershim (CK_E2E_RUNTIME=docker), which has no streaming Exec yet, a
