@@ -121,10 +121,11 @@ fuzz-long: $(FUZZ_BINS)
 e2e: all
 	@test/run-e2e $(BUILD)
 
-# ckubelet's standalone suites through ckubelet-dockershim on Docker Engine
-# instead of containerd (docs/dockershim.md: what differs).
+# ckubelet's standalone and cluster-node suites through ckubelet-dockershim
+# on Docker Engine instead of containerd (docs/dockershim.md: what differs).
 E2E_DOCKER_SUITES ?= test/e2e/10-static-pods.bats test/e2e/20-pod-features.bats \
-	test/e2e/40-lifecycle.bats
+	test/e2e/40-lifecycle.bats test/e2e/55-cluster-workloads.bats \
+	test/e2e/56-cluster-logs.bats test/e2e/57-cluster-exec.bats
 e2e-docker: all
 	@CK_E2E_RUNTIME=docker test/run-e2e $(BUILD) $(E2E_DOCKER_SUITES)
 

@@ -7,7 +7,9 @@
  * --cni-conf-dir, --cni-bin-dir, -v), plus --listen for the socket
  * (cri-dockerd's --container-runtime-endpoint is accepted as its other
  * name), --root-directory (cri-dockerd's --cri-dockerd-root-directory) and
- * --restrict-oom-score-adj (containerd's option of that name).
+ * --restrict-oom-score-adj (containerd's option of that name),
+ * --streaming-bind-addr (cri-dockerd's; here loopback and an ephemeral port
+ * by default, as containerd's stream server).
  */
 #include "config/kubeletconfig.h"
 #include "dockershim/dockershim.h"
@@ -51,6 +53,9 @@ static void usage(FILE *f)
                 "                                      results (default \"%s\")\n"
                 "  --restrict-oom-score-adj            never give a container an OOM score\n"
                 "                                      adjustment below the shim's own\n"
+                "  --streaming-bind-addr string        the exec/attach/port-forward streaming\n"
+                "                                      server's address[:port] (default\n"
+                "                                      \"127.0.0.1\", an ephemeral port)\n"
                 "  -v, --v int                         log verbosity\n"
                 "  --version                           print the version and exit\n"
                 "  -h, --help                          this help\n",
@@ -82,6 +87,7 @@ int main(int argc, char **argv)
                 OPT_CNI_BIN,
                 OPT_ROOT,
                 OPT_RESTRICT_OOM,
+                OPT_STREAMING,
         };
         static const struct option opts[] = {
             {"docker-endpoint", required_argument, NULL, OPT_DOCKER},
@@ -94,6 +100,7 @@ int main(int argc, char **argv)
             {"cni-bin-dir", required_argument, NULL, OPT_CNI_BIN},
             {"root-directory", required_argument, NULL, OPT_ROOT},
             {"restrict-oom-score-adj", no_argument, NULL, OPT_RESTRICT_OOM},
+            {"streaming-bind-addr", required_argument, NULL, OPT_STREAMING},
             {"v", required_argument, NULL, 'v'},
             {"version", no_argument, NULL, OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
@@ -148,6 +155,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_RESTRICT_OOM:
                         o.restrict_oom_score_adj = true;
+                        break;
+                case OPT_STREAMING:
+                        o.streaming_bind_addr = optarg;
                         break;
                 case 'v':
                         verbosity = (int)strtol(optarg, &end, 10);

@@ -7,6 +7,7 @@
 #include "dockershim/dockershim_internal.h"
 #include "grpc/grpc.h"
 #include "grpc/grpc_server.h"
+#include "streaming/streaming.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -164,6 +165,9 @@ struct grpc_method *dockershim_methods(struct dockershim *s, size_t *n)
             METHOD(RT, UpdateContainerResources, dockershim_update_container_resources,
                    update_container_resources_request),
             METHOD(RT, ExecSync, dockershim_exec_sync, exec_sync_request),
+            METHOD(RT, Exec, dockershim_exec, exec_request),
+            METHOD(RT, Attach, dockershim_attach, attach_request),
+            METHOD(RT, PortForward, dockershim_port_forward, port_forward_request),
             METHOD(RT, ListContainerStats, dockershim_list_container_stats,
                    list_container_stats_request),
             METHOD(IMG, ListImages, dockershim_list_images, list_images_request),
@@ -265,6 +269,8 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
                         goto fail;
                 }
         }
+        if (dockershim_streaming_start(s, o->streaming_bind_addr, err) < 0)
+                goto fail;
         size_t n = 0;
         s->methods = dockershim_methods(s, &n);
         if (grpc_server_start(s->listen_path, s->methods, n, &s->server, err) < 0)
@@ -287,6 +293,7 @@ void dockershim_stop(struct dockershim *s)
         if (s->docker)
                 docker_client_cancel(s->docker);
         grpc_server_stop(s->server);
+        streaming_server_stop(s->streaming);
         docker_client_free(s->docker);
         free(s->methods);
         free(s->dispatched);

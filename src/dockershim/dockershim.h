@@ -7,8 +7,10 @@
  * Docker Engine API calls (src/libdocker).
  *
  * What is served so far: Version, Status, RuntimeConfig, the image
- * service, pod sandboxes (with CNI), containers and ExecSync.  Every other
- * method answers UNIMPLEMENTED (docs/dockershim.md).
+ * service, pod sandboxes (with CNI), containers, ExecSync, and Exec,
+ * Attach and PortForward through the shim's streaming server
+ * (src/streaming).  Every other method answers UNIMPLEMENTED
+ * (docs/dockershim.md).
  */
 #ifndef CK_DOCKERSHIM_DOCKERSHIM_H
 #define CK_DOCKERSHIM_DOCKERSHIM_H
@@ -19,15 +21,17 @@
 #include <stdint.h>
 
 struct dockershim_options {
-        const char *docker_endpoint; /* unix:///var/run/docker.sock */
-        const char *listen;          /* unix:///run/ckubelet-dockershim.sock */
-        const char *pod_infra_image; /* the sandbox image: pinned, never removed by GC */
-        int64_t request_timeout_ms;  /* each Docker call's deadline (not pulls) */
-        const char *root_dir;        /* sandbox checkpoints, CNI results */
-        const char *cni_conf_dir;    /* /etc/cni/net.d */
-        const char *cni_bin_dirs;    /* /opt/cni/bin (',' or ':' separated) */
-        bool restrict_oom_score_adj; /* no container below the shim's own OOM score
-                                      * adjustment (containerd's restrict_oom_score_adj) */
+        const char *docker_endpoint;     /* unix:///var/run/docker.sock */
+        const char *listen;              /* unix:///run/ckubelet-dockershim.sock */
+        const char *pod_infra_image;     /* the sandbox image: pinned, never removed by GC */
+        int64_t request_timeout_ms;      /* each Docker call's deadline (not pulls) */
+        const char *root_dir;            /* sandbox checkpoints, CNI results */
+        const char *cni_conf_dir;        /* /etc/cni/net.d */
+        const char *cni_bin_dirs;        /* /opt/cni/bin (',' or ':' separated) */
+        bool restrict_oom_score_adj;     /* no container below the shim's own OOM score
+                                          * adjustment (containerd's restrict_oom_score_adj) */
+        const char *streaming_bind_addr; /* the streaming server's "host[:port]";
+                                          * NULL: 127.0.0.1, an ephemeral port */
 };
 
 struct dockershim;

@@ -33,6 +33,7 @@ struct dockershim {
         char *cni_conf_dir, *cni_bin_dirs;
         bool restrict_oom_score_adj; /* never below the shim's own (containerd's option) */
         int own_oom_score_adj;
+        struct streaming_server *streaming; /* Exec, Attach, PortForward (streaming.c) */
 };
 
 /* The server's method table (*n entries, freed by the caller), each entry
@@ -97,6 +98,15 @@ int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t 
                                           ck_error_t *err);
 int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                                     uint8_t **resp, size_t *resp_len, ck_error_t *err);
+/* streaming.c: the streaming server on bind_addr ("host[:port]"), and the
+ * CRI calls that hand out its URLs. */
+int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, ck_error_t *err);
+int dockershim_exec(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
+                    size_t *resp_len, ck_error_t *err);
+int dockershim_attach(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
+                      size_t *resp_len, ck_error_t *err);
+int dockershim_port_forward(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                            uint8_t **resp, size_t *resp_len, ck_error_t *err);
 int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                          uint8_t **resp, size_t *resp_len, ck_error_t *err);
 /* Removes a container and its CRI log link; gone already: 0. */

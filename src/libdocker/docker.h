@@ -88,6 +88,15 @@ int docker_do(struct docker_client *d, const struct docker_request *r, const cha
 int docker_do_json(struct docker_client *d, const char *method, const char *path, json_t *body,
                    const char *what, json_t **out, ck_error_t *err);
 
+/* A hijacked exchange, for attach and exec streams: POST path (after the
+ * version) with body (JSON, may be NULL) and "Upgrade: tcp", as Docker's
+ * own client does; on the engine's 101 (or 200) *fd is the connection,
+ * blocking and O_CLOEXEC, carrying the raw or multiplexed stream both
+ * ways (shutdown(SHUT_WR) ends stdin).  The answer's head must come within
+ * the client's timeout. */
+int docker_hijack(struct docker_client *d, const char *path, json_t *body, const char *what,
+                  int *fd, ck_error_t *err);
+
 /* ---- system (docker_system.c) ------------------------------------------ */
 
 struct docker_version {
@@ -134,6 +143,7 @@ struct docker_container {
         char *error;
         int64_t started_ns, finished_ns; /* 0: never */
         json_t *labels;                  /* Config.Labels, an object (never NULL) */
+        bool tty;                        /* Config.Tty */
         char *log_path, *resolv_conf_path, *hostname_path, *hosts_path;
         char *network_mode, *ipc_mode, *pid_mode, *cgroup_parent; /* HostConfig */
         char *sandbox_key; /* NetworkSettings.SandboxKey: the netns path */
@@ -250,6 +260,11 @@ struct docker_exec_state {
 };
 int docker_exec_inspect(struct docker_client *d, const char *exec_id, struct docker_exec_state *out,
                         ck_error_t *err);
+/* The TTY of a started exec, or of a container (POST .../resize). */
+int docker_exec_resize(struct docker_client *d, const char *exec_id, unsigned width,
+                       unsigned height, ck_error_t *err);
+int docker_container_resize(struct docker_client *d, const char *id, unsigned width,
+                            unsigned height, ck_error_t *err);
 
 /* The engine's stdout/stderr multiplexing of a non-TTY stream: frames of
  * an 8-byte header (stream 0 stdin, 1 stdout, 2 stderr, 3 the engine's

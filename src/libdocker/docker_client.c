@@ -7,13 +7,18 @@
 #include "libdocker/docker.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
+#include "util/netutil.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* Idle connections kept for the next calls. */
 #define DOCKER_IDLE_MAX 8
@@ -192,6 +197,128 @@ int docker_do(struct docker_client *d, const struct docker_request *r, const cha
         }
         if (len)
                 *len = n;
+        return 0;
+}
+
+/* The answer's head, read a byte at a time so that nothing of the stream
+ * after it is taken: a new NUL-terminated string. */
+static int read_head(int fd, int64_t deadline, char **out, ck_error_t *err)
+{
+        size_t cap = 1024, n = 0;
+        cleanup_free char *buf = xmalloc(cap);
+        while (n < 4 || memcmp(buf + n - 4, "\r\n\r\n", 4) != 0) {
+                if (n + 1 >= cap) {
+                        if (cap >= 16384)
+                                return ck_error_make_code(err, DOCKER_ERR_PROTOCOL,
+                                                          "answer head over 16 KiB");
+                        cap *= 2;
+                        buf = xrealloc(buf, cap);
+                }
+                int64_t left = deadline - fs_now_mono_ms();
+                if (left <= 0)
+                        return ck_error_make_code(err, DOCKER_ERR_TIMEOUT, "no answer in time");
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                int pr = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+                if (pr < 0 && errno != EINTR)
+                        return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "poll: %s",
+                                                  strerror(errno));
+                if (pr <= 0)
+                        continue;
+                ssize_t r = recv(fd, buf + n, 1, 0);
+                if (r < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (r <= 0)
+                        return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE,
+                                                  "connection closed before the answer");
+                n++;
+        }
+        buf[n] = '\0';
+        *out = buf;
+        buf = NULL;
+        return 0;
+}
+
+/* The body of an error answer (up to 64 KiB, until its length or EOF). */
+static char *read_error_body(int fd, const char *head, const struct http_response *resp,
+                             int64_t deadline, size_t *len)
+{
+        const char *v;
+        size_t vlen;
+        size_t want = 65536;
+        if (http_response_header(head, resp, "Content-Length", &v, &vlen)) {
+                cleanup_free char *s = xstrndup(v, vlen);
+                unsigned long cl = strtoul(s, NULL, 10);
+                if (cl < want)
+                        want = cl;
+        }
+        char *buf = xmalloc(want + 1);
+        size_t n = 0;
+        while (n < want && fs_now_mono_ms() < deadline) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                if (poll(&p, 1, 1000) <= 0)
+                        continue;
+                ssize_t r = recv(fd, buf + n, want - n, 0);
+                if (r < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (r <= 0)
+                        break;
+                n += (size_t)r;
+        }
+        buf[n] = '\0';
+        *len = n;
+        return buf;
+}
+
+int docker_hijack(struct docker_client *d, const char *path, json_t *body, const char *what,
+                  int *fd, ck_error_t *err)
+{
+        *fd = -1;
+        int64_t deadline = fs_now_mono_ms() + d->timeout_ms;
+        ck_error_t e = NULL;
+        cleanup_close int c = net_unix_dial(d->path, deadline, &e);
+        if (c < 0) {
+                ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "%s: %s", what, ck_error_msg(e));
+                ck_error_release(&e);
+                return -1;
+        }
+        cleanup_free char *json = body ? json_dumps(body, JSON_COMPACT) : xstrdup("");
+        cleanup_free char *req = xasprintf("POST /v" DOCKER_API_VERSION "%s HTTP/1.1\r\n"
+                                           "Host: " DOCKER_HOST "\r\n"
+                                           "Connection: Upgrade\r\n"
+                                           "Upgrade: tcp\r\n"
+                                           "Content-Type: application/json\r\n"
+                                           "Content-Length: %zu\r\n\r\n%s",
+                                           path, strlen(json), json);
+        /* the dial left it non-blocking: the stream is used blocking */
+        int fl = fcntl(c, F_GETFL);
+        if (fl < 0 || fcntl(c, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "%s: fcntl: %s", what,
+                                          strerror(errno));
+        size_t off = 0, len = strlen(req);
+        while (off < len) {
+                ssize_t w = send(c, req + off, len - off, MSG_NOSIGNAL);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "%s: send: %s", what,
+                                                  strerror(errno));
+                off += (size_t)w;
+        }
+        cleanup_free char *head = NULL;
+        if (read_head(c, deadline, &head, err) < 0)
+                return ck_error_wrap(err, "%s", what);
+        struct http_response resp;
+        if (http_parse_response(head, strlen(head), &resp) != HTTP_PARSE_OK)
+                return ck_error_make_code(err, DOCKER_ERR_PROTOCOL, "%s: the answer is not HTTP",
+                                          what);
+        if (resp.status != 101 && resp.status != 200) {
+                size_t blen = 0;
+                cleanup_free char *b = read_error_body(c, head, &resp, deadline, &blen);
+                cleanup_free char *msg = error_message(resp.status, b, blen);
+                return ck_error_make_code(err, status_code(resp.status), "%s: %s", what, msg);
+        }
+        *fd = c;
+        c = -1;
         return 0;
 }
 

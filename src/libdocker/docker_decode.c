@@ -252,6 +252,7 @@ int docker_decode_container(const json_t *j, struct docker_container *out, ck_er
         }
         if (config) {
                 if (get_str(config, "Image", false, &c->image, err) < 0 ||
+                    get_bool(config, "Tty", &c->tty, err) < 0 ||
                     get_labels(config, &c->labels, err) < 0) {
                         ck_error_wrap(err, "Config");
                         goto fail;

@@ -164,3 +164,26 @@ int docker_exec_inspect(struct docker_client *d, const char *exec_id, struct doc
         json_decref(j);
         return rc < 0 ? ck_error_wrap(err, "%s", what) : 0;
 }
+
+static int resize(struct docker_client *d, const char *kind, const char *id, unsigned width,
+                  unsigned height, ck_error_t *err)
+{
+        cleanup_free char *q = http_escape(id);
+        cleanup_free char *path = xasprintf("/%s/%s/resize?h=%u&w=%u", kind, q, height, width);
+        cleanup_free char *what =
+            xasprintf("resize the TTY of %s `%s`", kind[0] == 'e' ? "exec" : "container", id);
+        struct docker_request r = {.method = "POST", .path = path};
+        return docker_do(d, &r, what, NULL, NULL, NULL, NULL, err);
+}
+
+int docker_exec_resize(struct docker_client *d, const char *exec_id, unsigned width,
+                       unsigned height, ck_error_t *err)
+{
+        return resize(d, "exec", exec_id, width, height, err);
+}
+
+int docker_container_resize(struct docker_client *d, const char *id, unsigned width,
+                            unsigned height, ck_error_t *err)
+{
+        return resize(d, "containers", id, width, height, err);
+}

@@ -22,6 +22,32 @@ void net_set_nodelay(int fd)
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+int net_send_all_watch(int fd, const void *buf, size_t len, int watch)
+{
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t w = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) {
+                        p += w;
+                        len -= (size_t)w;
+                        continue;
+                }
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                        return -1;
+                struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT},
+                                       {.fd = watch, .events = POLLRDHUP}};
+                if (poll(pf, 2, -1) < 0 && errno != EINTR)
+                        return -1;
+                if (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+                        errno = ECONNRESET;
+                        return -1;
+                }
+        }
+        return 0;
+}
+
 /* One address: a non-blocking connect, waited for until the deadline.  A
  * descriptor, or -1 with errno set. */
 static int dial_addr(const struct addrinfo *ai, int64_t deadline)

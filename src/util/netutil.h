@@ -10,6 +10,7 @@
 #include "util/error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Connects to host:port (numeric port) by the first address that answers
@@ -27,5 +28,12 @@ int net_unix_dial(const char *path, int64_t deadline_ms, ck_error_t *err);
 
 /* TCP_NODELAY on a connected TCP socket (a no-op on other sockets). */
 void net_set_nodelay(int fd);
+
+/* Sends all of buf on the socket fd, waiting as long as it takes for room,
+ * unless the socket watch (may be -1) hangs up or fails first: a relay
+ * whose other side is gone, or was shut down to stop it, must not stay
+ * blocked on a peer that does not read.  Never raises SIGPIPE.  0, or -1
+ * with errno set (ECONNRESET when watch hung up). */
+int net_send_all_watch(int fd, const void *buf, size_t len, int watch);
 
 #endif

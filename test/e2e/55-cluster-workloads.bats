@@ -57,7 +57,7 @@ no_running_container() { # NS POD: crictl answers, with no running container of 
 	[ "${#pods[@]}" -eq 3 ]
 	for p in "${pods[@]}"; do
 		wait_for -t 30 -i 0.5 kpod_ready "$TEST_NS" "$p"
-		[[ $(kpod_field "$TEST_NS" "$p" '{.status.podIP}') =~ ^10\.88\.[0-9]+\.[0-9]+$ ]]
+		[[ $(kpod_field "$TEST_NS" "$p" '{.status.podIP}') =~ ^${E2E_POD_NET/./\\.}\.[0-9]+\.[0-9]+$ ]]
 		[ "$(kpod_field "$TEST_NS" "$p" '{.status.podIPs[0].ip}')" = "$(kpod_field "$TEST_NS" "$p" '{.status.podIP}')" ]
 		[ "$(kpod_field "$TEST_NS" "$p" '{.status.hostIP}')" = 127.0.0.1 ]
 		[ -n "$(kpod_running_container "$TEST_NS" "$p" busybox)" ]

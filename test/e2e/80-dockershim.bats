@@ -6,6 +6,7 @@
 # the local registry, remove, the image filesystem), a pod sandbox on the
 # CNI bridge with a container in it (exec, logs, stop, removal, nothing
 # left; the network torn down even when the shim lost its record of it),
+# exec, attach and port-forward through the shim's streaming server,
 # ckubelet running a static pod through it.  A dockerd that goes away gets
 # errors, never a crash, and is found again when it is back.  The methods
 # not implemented yet answer Unimplemented (docs/dockershim.md).
@@ -281,6 +282,80 @@ teardown() {
 	wait_for -t 60 pod_absent shimweb
 	wait_for -t 30 bash -c "[[ -z \$(docker ps -aq --filter label=io.kubernetes.pod.name=shimweb-$E2E_NODE) ]]"
 	cleanup_agent
+}
+
+@test "dockershim: Exec, Attach and PortForward through the shim's streaming server (crictl's SPDY client)" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-stream-$$-$RANDOM ctr talker out n pf
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-stream", namespace: "default", uid: $uid,
+		attempt: 0}, log_directory: "'"$tmp"'", linux: {}}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "web"}, image: {image: $image},
+		command: ["sh", "-c", "mkdir -p /www && head -c 3000000 /dev/urandom >/www/big && echo served >/www/index.html && exec httpd -f -p 8080 -h /www"],
+		log_path: "web.log", linux: {}}' >"$tmp/web.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "talker"}, image: {image: $image},
+		command: ["sh", "-c", "while read l; do echo got:$l; done; echo bye"],
+		stdin: true, stdin_once: true, log_path: "talker.log", linux: {}}' >"$tmp/talker.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	ctr=$(crictl create "$POD_ID" "$tmp/web.json" "$tmp/pod.json")
+	crictl start "$ctr"
+
+	# exec (not --sync): stdout, stderr and the exit code over the stream
+	run crictl exec "$ctr" sh -c 'echo out; echo err >&2; exit 3'
+	[ "$status" -ne 0 ]
+	[[ $output == *out* && $output == *err* ]]
+	[[ $output == *"command terminated with exit code 3"* ]]
+	run crictl exec "$ctr" sh -c 'echo fine'
+	[ "$status" -eq 0 ]
+	[ "$output" = fine ]
+	# stdin reaches the command, and its end ends it
+	n=$(printf 'a\nb\nc\n' | crictl exec -i "$ctr" wc -l)
+	[ "$(echo "$n" | tr -d ' ')" = 3 ]
+	# 1 MB through stdin and back
+	head -c 1000000 /dev/urandom >"$tmp/in.bin"
+	crictl exec -i "$ctr" sh -c 'cat >/tmp/in.bin'  <"$tmp/in.bin"
+	crictl exec "$ctr" cat /tmp/in.bin >"$tmp/out.bin"
+	cmp "$tmp/in.bin" "$tmp/out.bin"
+	# a TTY (script(1) gives crictl a terminal), its size from the resize stream
+	run script -qec "stty cols 111 rows 33; '$CRICTL' --config /dev/null --runtime-endpoint '$CONTAINER_RUNTIME_ENDPOINT' exec -it '$ctr' sh -c 'sleep 1; tty; stty size'" /dev/null </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == */dev/pts/* ]]
+	[[ $output == *"33 111"* ]]
+
+	# attach: the container's stdin and output
+	talker=$(crictl create "$POD_ID" "$tmp/talker.json" "$tmp/pod.json")
+	crictl start "$talker"
+	out=$( (sleep 1; echo one; echo two) | timeout 20 "$CRICTL" --config /dev/null \
+		--runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" attach -i "$talker")
+	[[ $out == *got:one*got:two*bye* ]]
+	# exec into a container that is not running is refused
+	wait_for -t 10 bash -c "[[ \$('$CRICTL' --config /dev/null --runtime-endpoint '$CONTAINER_RUNTIME_ENDPOINT' inspect -o json '$talker' | jq -r .status.state) == CONTAINER_EXITED ]]"
+	run crictl exec "$talker" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"container not running"* ]]
+
+	# port-forward to the pod's loopback: many requests, a 3 MB body
+	"$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+		port-forward "$POD_ID" 18089:8080 >"$tmp/pf.log" 2>&1 &
+	pf=$!
+	wait_for -t 20 curl -fsS --noproxy '*' -o /dev/null http://127.0.0.1:18089/index.html
+	for n in $(seq 1 20); do
+		[ "$(curl -fsS --noproxy '*' http://127.0.0.1:18089/index.html)" = served ]
+	done
+	curl -fsS --noproxy '*' -o "$tmp/big" http://127.0.0.1:18089/big
+	[ "$(sha256sum <"$tmp/big" | cut -d' ' -f1)" = "$(crictl exec "$ctr" sha256sum /www/big | cut -d' ' -f1)" ]
+	kill "$pf"
+	wait "$pf" || true
+	# a port nobody listens on: the client is told why
+	"$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+		port-forward "$POD_ID" 18090:9999 >"$tmp/pf2.log" 2>&1 &
+	pf=$!
+	wait_for -t 20 bash -c "curl -s --noproxy '*' --max-time 2 http://127.0.0.1:18090/; grep -q 'error forwarding port 9999' '$tmp/pf2.log'"
+	grep -q 'connect to localhost:9999 in the sandbox: Connection refused' "$tmp/pf2.log"
+	kill "$pf" 2>/dev/null || true
+	wait "$pf" || true
+
+	crictl rmp -f "$POD_ID"
+	POD_ID=
 }
 
 @test "dockershim: methods not implemented yet answer Unimplemented" {

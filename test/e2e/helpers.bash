@@ -93,22 +93,15 @@ registry_up() {
 }
 
 # crictl ARGS...: crictl against the local runtime (--config /dev/null: no
-# /etc/crictl.yaml, and no warning about its absence).  Through the
-# dockershim (CK_E2E_RUNTIME=docker), which has no streaming Exec yet, a
-# `crictl exec` runs as ExecSync (--sync: the same output; a non-zero exit
-# code becomes crictl's status 1 and an error naming the code).
+# /etc/crictl.yaml, and no warning about its absence).
 crictl() {
 	[[ -n ${CONTAINER_RUNTIME_ENDPOINT:-} ]] || {
 		echo "crictl: CONTAINER_RUNTIME_ENDPOINT unset: call runtime_up first" >&2
 		return 1
 	}
-	local -a args=("$@")
-	if [[ ${CK_E2E_RUNTIME:-containerd} == docker && ${1:-} == exec ]]; then
-		args=(exec --sync "${@:2}")
-	fi
 	"$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
 		--image-endpoint "${IMAGE_SERVICE_ENDPOINT:-$CONTAINER_RUNTIME_ENDPOINT}" \
-		--timeout 30s "${args[@]}"
+		--timeout 30s "$@"
 }
 
 # wait_for [-t SECONDS] [-i INTERVAL] CMD...: run CMD until it succeeds.
