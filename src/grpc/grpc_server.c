@@ -33,7 +33,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define SERVER_MAX_CONNECTIONS 64
+/* Connections at once, each a thread: as many as the kubelet's HTTP servers
+ * take.  Go's gRPC server (containerd's, cri-dockerd's) sets no limit, and
+ * clients do not always close theirs: critest opens two per spec and keeps
+ * them to its end (some 280). */
+#define SERVER_MAX_CONNECTIONS 1024
 #define SERVER_MAX_STREAMS 100
 #define SERVER_WINDOW_SIZE (4 * 1024 * 1024)
 /* A call's thread: handlers of the shim and the device plugin registration
