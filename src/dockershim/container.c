@@ -891,3 +891,52 @@ int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, i
         docker_container_summaries_free(v, n);
         return 0;
 }
+
+/* One container's stats: ListContainerStats filtered by its ID (running
+ * containers only: a stopped one has no usage, and answers NotFound). */
+int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        Runtime__V1__ContainerStatsRequest *in =
+            runtime__v1__container_stats_request__unpack(NULL, len, req);
+        if (in == NULL)
+                return bad_request(err, "ContainerStats");
+        cleanup_free char *id = xstrdup(in->container_id ? in->container_id : "");
+        runtime__v1__container_stats_request__free_unpacked(in, NULL);
+        if (*id == '\0')
+                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT,
+                                          "ContainerStats: no container ID");
+        Runtime__V1__ContainerStatsFilter flt = RUNTIME__V1__CONTAINER_STATS_FILTER__INIT;
+        flt.id = id;
+        Runtime__V1__ListContainerStatsRequest lreq =
+            RUNTIME__V1__LIST_CONTAINER_STATS_REQUEST__INIT;
+        lreq.filter = &flt;
+        cleanup_free uint8_t *lbuf = NULL, *lresp = NULL;
+        size_t lbuf_len = 0, lresp_len = 0;
+        dockershim_pack(&lreq.base, &lbuf, &lbuf_len);
+        if (dockershim_list_container_stats(ctx, lbuf, lbuf_len, timeout_ms, &lresp, &lresp_len,
+                                            err) < 0)
+                return -1;
+        Runtime__V1__ListContainerStatsResponse *list =
+            runtime__v1__list_container_stats_response__unpack(NULL, lresp_len, lresp);
+        if (list == NULL)
+                return ck_error_make_code(err, GRPC_INTERNAL, "ContainerStats: bad list answer");
+        int rc = 0;
+        /* the engine's filter matches an ID prefix: the container itself */
+        Runtime__V1__ContainerStats *found = NULL;
+        for (size_t i = 0; i < list->n_stats; i++)
+                if (list->stats[i]->attributes && list->stats[i]->attributes->id &&
+                    strcmp(list->stats[i]->attributes->id, id) == 0)
+                        found = list->stats[i];
+        if (found == NULL && list->n_stats == 1)
+                found = list->stats[0]; /* asked by a unique prefix */
+        if (found == NULL) {
+                rc = ck_error_make_code(err, GRPC_NOT_FOUND, "no running container %s", id);
+        } else {
+                Runtime__V1__ContainerStatsResponse r = RUNTIME__V1__CONTAINER_STATS_RESPONSE__INIT;
+                r.stats = found;
+                dockershim_pack(&r.base, resp, resp_len);
+        }
+        runtime__v1__list_container_stats_response__free_unpacked(list, NULL);
+        return rc;
+}

@@ -168,6 +168,7 @@ struct grpc_method *dockershim_methods(struct dockershim *s, size_t *n)
             METHOD(RT, Exec, dockershim_exec, exec_request),
             METHOD(RT, Attach, dockershim_attach, attach_request),
             METHOD(RT, PortForward, dockershim_port_forward, port_forward_request),
+            METHOD(RT, ContainerStats, dockershim_container_stats, container_stats_request),
             METHOD(RT, ListContainerStats, dockershim_list_container_stats,
                    list_container_stats_request),
             METHOD(IMG, ListImages, dockershim_list_images, list_images_request),

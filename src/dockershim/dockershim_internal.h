@@ -96,6 +96,8 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
 int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t len,
                                           int64_t timeout_ms, uint8_t **resp, size_t *resp_len,
                                           ck_error_t *err);
+int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
 int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                                     uint8_t **resp, size_t *resp_len, ck_error_t *err);
 /* streaming.c: the streaming server on bind_addr ("host[:port]"), and the

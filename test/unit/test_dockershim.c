@@ -937,6 +937,42 @@ static void test_list_container_stats(void **state)
         done(f, s);
 }
 
+static void test_container_stats(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "[{\"Id\":\"c1\",\"Names\":[\"/k8s_app_web_ns_u1_0\"],\"State\":\"running\","
+                  "\"Labels\":{\"io.kubernetes.docker.type\":\"container\"}}]"},
+            {200, "{\"read\":\"2026-12-03T10:00:00Z\",\"cpu_stats\":{\"cpu_usage\":"
+                  "{\"total_usage\":42}},\"memory_stats\":{\"usage\":2048}}"},
+            {200, "[]"},
+        };
+        struct fake *f = fake_start_unix(script, 4, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__ContainerStatsRequest req = RUNTIME__V1__CONTAINER_STATS_REQUEST__INIT;
+        req.container_id = "c1";
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_container_stats, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__ContainerStatsResponse *r =
+            runtime__v1__container_stats_response__unpack(NULL, len, resp);
+        free(resp);
+        assert_string_equal(r->stats->attributes->id, "c1");
+        assert_true(r->stats->cpu->usage_core_nano_seconds->value == 42);
+        runtime__v1__container_stats_response__free_unpacked(r, NULL);
+        /* the engine asked for that container only */
+        assert_non_null(strstr(f->req[1], "c1"));
+        /* a container that does not run: NotFound */
+        req.container_id = "gone";
+        assert_int_equal(call(dockershim_container_stats, s, &req.base, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_NOT_FOUND);
+        ck_error_release(&err);
+        done(f, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -957,6 +993,7 @@ int main(void)
             cmocka_unit_test(test_create_container_request),
             cmocka_unit_test(test_container_status),
             cmocka_unit_test(test_list_container_stats),
+            cmocka_unit_test(test_container_stats),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
