@@ -34,7 +34,7 @@ FUZZ_SRCS   := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps run run-docker test unit asan fuzz fuzz-long e2e e2e-docker fmt fmt-check bench bench-compare bench-dockershim faults test-vm conformance images clean
+.PHONY: all deps run run-docker test unit asan fuzz fuzz-long e2e e2e-docker critest fmt fmt-check bench bench-compare bench-dockershim faults test-vm conformance images clean
 all: $(BUILD)/ckubelet $(BUILD)/ckubelet-dockershim $(BUILD)/pause images
 
 deps:
@@ -128,6 +128,12 @@ E2E_DOCKER_SUITES ?= test/e2e/10-static-pods.bats test/e2e/20-pod-features.bats 
 	test/e2e/56-cluster-logs.bats test/e2e/57-cluster-exec.bats
 e2e-docker: all
 	@CK_E2E_RUNTIME=docker test/run-e2e $(BUILD) $(E2E_DOCKER_SUITES)
+
+# critest, the upstream CRI validation suite, against containerd and against
+# ckubelet-dockershim on Docker Engine (test/critest; docs/dockershim.md).
+critest: deps all
+	@test/tools/build test/tools/bin critest nnp
+	@test/critest $(BUILD)
 
 FMT_FILES = $(shell git ls-files 'src/*.c' 'src/*.h' 'test/*.c' 'test/*.h' 'images/*.c' 'bench/*.c' 2>/dev/null)
 fmt:
