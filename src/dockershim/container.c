@@ -922,14 +922,18 @@ int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_
         if (list == NULL)
                 return ck_error_make_code(err, GRPC_INTERNAL, "ContainerStats: bad list answer");
         int rc = 0;
-        /* the engine's filter matches an ID prefix: the container itself */
+        /* the container itself, among what the engine's filter matched */
         Runtime__V1__ContainerStats *found = NULL;
         for (size_t i = 0; i < list->n_stats; i++)
                 if (list->stats[i]->attributes && list->stats[i]->attributes->id &&
                     strcmp(list->stats[i]->attributes->id, id) == 0)
                         found = list->stats[i];
-        if (found == NULL && list->n_stats == 1)
-                found = list->stats[0]; /* asked by a unique prefix */
+        /* asked by a unique prefix (the engine's filter is a regular
+         * expression: only a prefix is taken) */
+        if (found == NULL && list->n_stats == 1 && list->stats[0]->attributes &&
+            list->stats[0]->attributes->id &&
+            strncmp(list->stats[0]->attributes->id, id, strlen(id)) == 0)
+                found = list->stats[0];
         if (found == NULL) {
                 rc = ck_error_make_code(err, GRPC_NOT_FOUND, "no running container %s", id);
         } else {

@@ -12,13 +12,13 @@
 #include "grpc/grpc.h"
 #include "streaming/streaming.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
+#include "util/netutil.h"
 #include "util/xalloc.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +27,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* How long a port-forward's connection to the pod may take. */
+#define DIAL_TIMEOUT_MS 10000
 
 /* ---- the sessions ------------------------------------------------------ */
 
@@ -240,32 +243,6 @@ struct dial {
         char step[160]; /* what failed */
 };
 
-static int connect_loopback(int family, int32_t port, int *status)
-{
-        int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-                *status = errno;
-                return -1;
-        }
-        int r;
-        if (family == AF_INET) {
-                struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-                a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                r = connect(fd, (struct sockaddr *)&a, sizeof(a));
-        } else {
-                struct sockaddr_in6 a = {.sin6_family = AF_INET6,
-                                         .sin6_port = htons((uint16_t)port),
-                                         .sin6_addr = IN6ADDR_LOOPBACK_INIT};
-                r = connect(fd, (struct sockaddr *)&a, sizeof(a));
-        }
-        if (r < 0) {
-                *status = errno;
-                close(fd);
-                return -1;
-        }
-        return fd;
-}
-
 /* On a thread of its own: setns(2) changes the calling thread only, and
  * the thread ends with it, so no other work runs in the sandbox's
  * namespace.  localhost as containerd dials it: IPv4, then IPv6. */
@@ -282,15 +259,21 @@ static void *dial_main(void *arg)
                 return NULL;
         }
         close(ns);
-        int st4 = 0, st6 = 0;
-        d->fd = connect_loopback(AF_INET, d->port, &st4);
+        /* within 10 s: a listener whose backlog is full drops the SYN */
+        char port[16];
+        snprintf(port, sizeof(port), "%d", (int)d->port);
+        int64_t deadline = fs_now_mono_ms() + DIAL_TIMEOUT_MS;
+        ck_error_t e4 = NULL, e6 = NULL;
+        d->fd = net_tcp_dial("127.0.0.1", port, deadline, false, &e4);
         if (d->fd < 0)
-                d->fd = connect_loopback(AF_INET6, d->port, &st6);
+                d->fd = net_tcp_dial("::1", port, deadline, false, &e6);
         if (d->fd < 0) {
-                d->status = st4;
+                d->status = e4 ? e4->status : 0;
                 snprintf(d->step, sizeof(d->step), "connect to localhost:%d in the sandbox",
                          (int)d->port);
         }
+        ck_error_release(&e4);
+        ck_error_release(&e6);
         return NULL;
 }
 

@@ -202,7 +202,7 @@ int docker_do(struct docker_client *d, const struct docker_request *r, const cha
 
 /* The answer's head, read a byte at a time so that nothing of the stream
  * after it is taken: a new NUL-terminated string. */
-static int read_head(int fd, int64_t deadline, char **out, ck_error_t *err)
+static int read_head(int fd, int64_t deadline, const atomic_bool *stop, char **out, ck_error_t *err)
 {
         size_t cap = 1024, n = 0;
         cleanup_free char *buf = xmalloc(cap);
@@ -214,6 +214,8 @@ static int read_head(int fd, int64_t deadline, char **out, ck_error_t *err)
                         cap *= 2;
                         buf = xrealloc(buf, cap);
                 }
+                if (atomic_load(stop))
+                        return ck_error_make_code(err, DOCKER_ERR_UNAVAILABLE, "cancelled");
                 int64_t left = deadline - fs_now_mono_ms();
                 if (left <= 0)
                         return ck_error_make_code(err, DOCKER_ERR_TIMEOUT, "no answer in time");
@@ -240,7 +242,7 @@ static int read_head(int fd, int64_t deadline, char **out, ck_error_t *err)
 
 /* The body of an error answer (up to 64 KiB, until its length or EOF). */
 static char *read_error_body(int fd, const char *head, const struct http_response *resp,
-                             int64_t deadline, size_t *len)
+                             int64_t deadline, const atomic_bool *stop, size_t *len)
 {
         const char *v;
         size_t vlen;
@@ -253,7 +255,7 @@ static char *read_error_body(int fd, const char *head, const struct http_respons
         }
         char *buf = xmalloc(want + 1);
         size_t n = 0;
-        while (n < want && fs_now_mono_ms() < deadline) {
+        while (n < want && fs_now_mono_ms() < deadline && !atomic_load(stop)) {
                 struct pollfd p = {.fd = fd, .events = POLLIN};
                 if (poll(&p, 1, 1000) <= 0)
                         continue;
@@ -305,7 +307,7 @@ int docker_hijack(struct docker_client *d, const char *path, json_t *body, const
                 off += (size_t)w;
         }
         cleanup_free char *head = NULL;
-        if (read_head(c, deadline, &head, err) < 0)
+        if (read_head(c, deadline, &d->stop, &head, err) < 0)
                 return ck_error_wrap(err, "%s", what);
         struct http_response resp;
         if (http_parse_response(head, strlen(head), &resp) != HTTP_PARSE_OK)
@@ -313,7 +315,7 @@ int docker_hijack(struct docker_client *d, const char *path, json_t *body, const
                                           what);
         if (resp.status != 101 && resp.status != 200) {
                 size_t blen = 0;
-                cleanup_free char *b = read_error_body(c, head, &resp, deadline, &blen);
+                cleanup_free char *b = read_error_body(c, head, &resp, deadline, &d->stop, &blen);
                 cleanup_free char *msg = error_message(resp.status, b, blen);
                 return ck_error_make_code(err, status_code(resp.status), "%s: %s", what, msg);
         }

@@ -251,6 +251,9 @@ void pf_serve(const struct streaming_runtime *rt, const struct streaming_request
                         break;
                 reap(&list);
         }
+        /* a copier may wait on a client that stopped reading: the
+         * connection's end frees it */
+        shutdown(c->fd, SHUT_RDWR);
         for (struct pf_pair *p = list; p; p = p->next)
                 if (p->fd >= 0)
                         shutdown(p->fd, SHUT_RDWR);

@@ -199,8 +199,12 @@ static void *reader_main(void *arg)
                 struct spdy_frame f;
                 cleanup_error ck_error_t err = NULL;
                 int r = spdy_conn_read(s->conn, &f, 0, &err);
-                if (r < 0)
+                if (r < 0) {
                         LOG_INFO(4, "Stream connection ended", "err=\"%s\"", ck_error_msg(err));
+                        /* idle, or broken: a write to the client that waits
+                         * on it (the runtime's output) must end too */
+                        shutdown(s->conn->fd, SHUT_RDWR);
+                }
                 if (r <= 0)
                         break;
                 bool end;
@@ -360,13 +364,14 @@ void rc_serve(const struct streaming_runtime *rt, const struct streaming_request
                 return;
         }
         pthread_t reader;
-        bool reading = s.io.done_fd >= 0 && pthread_create(&reader, NULL, reader_main, &s) == 0;
+        int perr = s.io.done_fd < 0 ? errno : pthread_create(&reader, NULL, reader_main, &s);
+        bool reading = perr == 0;
 
         cleanup_error ck_error_t err = NULL;
         int exit_code = 0, rc;
         const char *what;
         if (!reading) {
-                rc = ck_error_make(&err, errno, "start the session");
+                rc = ck_error_make(&err, perr, "start the session");
                 what = "streaming";
         } else if (r->kind == STREAMING_EXEC) {
                 what = "error executing command in container";
