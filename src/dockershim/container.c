@@ -707,6 +707,37 @@ int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t 
         return 0;
 }
 
+int shim_running_container(struct dockershim *s, const char *id, bool *tty, ck_error_t *err)
+{
+        struct docker_container info;
+        if (docker_container_inspect(s->docker, id, &info, err) < 0)
+                return dockershim_fail(err);
+        bool running = info.running;
+        if (tty)
+                *tty = info.tty;
+        docker_container_clear(&info);
+        if (!running)
+                return ck_error_make_code(err, GRPC_UNKNOWN, "container not running (%s)", id);
+        return 0;
+}
+
+int shim_exec_wait_exit(struct dockershim *s, const char *exec_id, struct docker_exec_state *st,
+                        ck_error_t *err)
+{
+        /* the engine may report the exec running a moment after its stream
+         * ended */
+        *st = (struct docker_exec_state){0};
+        for (int i = 0; i < 10; i++) {
+                if (docker_exec_inspect(s->docker, exec_id, st, err) < 0)
+                        return dockershim_fail(err);
+                if (!st->running)
+                        return 0;
+                usleep(100 * 1000);
+        }
+        return ck_error_make_code(err, GRPC_UNKNOWN,
+                                  "exec `%s`: the output ended, the command still runs", exec_id);
+}
+
 int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                          uint8_t **resp, size_t *resp_len, ck_error_t *err)
 {
@@ -717,18 +748,8 @@ int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t time
         int rc = -1;
         cleanup_free char *exec_id = NULL;
         struct docker_exec_output o = {.cap = EXEC_SYNC_MAX};
-        struct docker_container info;
-        if (docker_container_inspect(s->docker, in->container_id, &info, err) < 0) {
-                dockershim_fail(err);
+        if (shim_running_container(s, in->container_id, NULL, err) < 0)
                 goto out;
-        }
-        bool running = info.running;
-        docker_container_clear(&info);
-        if (!running) {
-                ck_error_make_code(err, GRPC_UNKNOWN, "container not running (%s)",
-                                   in->container_id);
-                goto out;
-        }
         const char **cmd = xcalloc(in->n_cmd + 1, sizeof(char *));
         for (size_t i = 0; i < in->n_cmd; i++)
                 cmd[i] = in->cmd[i];
@@ -755,23 +776,9 @@ int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t time
                 ck_error_make_code(err, GRPC_UNKNOWN, "exec output over %d bytes", EXEC_SYNC_MAX);
                 goto out;
         }
-        /* the engine may report the exec running a moment after its
-         * stream ended */
-        struct docker_exec_state st = {0};
-        for (int i = 0; i < 10; i++) {
-                if (docker_exec_inspect(s->docker, exec_id, &st, err) < 0) {
-                        dockershim_fail(err);
-                        goto out;
-                }
-                if (!st.running)
-                        break;
-                usleep(100 * 1000);
-        }
-        if (st.running) {
-                ck_error_make_code(err, GRPC_UNKNOWN,
-                                   "exec `%s`: the output ended, the command still runs", exec_id);
+        struct docker_exec_state st;
+        if (shim_exec_wait_exit(s, exec_id, &st, err) < 0)
                 goto out;
-        }
         Runtime__V1__ExecSyncResponse r = RUNTIME__V1__EXEC_SYNC_RESPONSE__INIT;
         r.stdout.data = (uint8_t *)o.out;
         r.stdout.len = o.out_len;

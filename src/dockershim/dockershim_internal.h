@@ -100,6 +100,15 @@ int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_
                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
 int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                                     uint8_t **resp, size_t *resp_len, ck_error_t *err);
+/* The container must run, as cri-dockerd's checkContainerStatus: 0 (with
+ * its Config.Tty in *tty, may be NULL), or -1: NotFound, or UNKNOWN
+ * "container not running (<id>)".  ExecSync, Exec, Attach. */
+int shim_running_container(struct dockershim *s, const char *id, bool *tty, ck_error_t *err);
+/* Waits (up to a second) for an exec whose stream ended to be reported
+ * exited; *st its state. */
+int shim_exec_wait_exit(struct dockershim *s, const char *exec_id, struct docker_exec_state *st,
+                        ck_error_t *err);
+
 /* streaming.c: the streaming server on bind_addr ("host[:port]"), and the
  * CRI calls that hand out its URLs. */
 int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, ck_error_t *err);

@@ -151,26 +151,11 @@ static int pump_run(struct pump *p, ck_error_t *err)
         }
 }
 
-/* The container must run, as cri-dockerd's checkContainerStatus. */
-static int running_container(struct dockershim *s, const char *id, bool *tty, ck_error_t *err)
-{
-        struct docker_container info;
-        if (docker_container_inspect(s->docker, id, &info, err) < 0)
-                return dockershim_fail(err);
-        bool running = info.running;
-        if (tty)
-                *tty = info.tty;
-        docker_container_clear(&info);
-        if (!running)
-                return ck_error_make_code(err, GRPC_UNKNOWN, "container not running (%s)", id);
-        return 0;
-}
-
 static int stream_exec(void *ctx, const char *container_id, char *const *cmd,
                        struct streaming_io *io, int *exit_code, ck_error_t *err)
 {
         struct dockershim *s = ctx;
-        if (running_container(s, container_id, NULL, err) < 0)
+        if (shim_running_container(s, container_id, NULL, err) < 0)
                 return -1;
         struct docker_exec_config ec = {
             .cmd = (const char *const *)cmd,
@@ -196,19 +181,10 @@ static int stream_exec(void *ctx, const char *container_id, char *const *cmd,
         close(fd);
         if (rc < 0)
                 return -1;
-        /* the engine may report the exec running a moment after its stream
-         * ended; a client that left leaves it running (as upstream) */
-        struct docker_exec_state st = {0};
-        for (int i = 0; i < 10; i++) {
-                if (docker_exec_inspect(s->docker, exec_id, &st, err) < 0)
-                        return -1;
-                if (!st.running)
-                        break;
-                usleep(100 * 1000);
-        }
-        if (st.running)
-                return ck_error_make(err, 0, "exec `%s` still runs after its stream ended",
-                                     exec_id);
+        /* a client that left leaves the command running (as upstream) */
+        struct docker_exec_state st;
+        if (shim_exec_wait_exit(s, exec_id, &st, err) < 0)
+                return -1;
         *exit_code = st.exit_code;
         return 0;
 }
@@ -218,7 +194,7 @@ static int stream_attach(void *ctx, const char *container_id, struct streaming_i
 {
         struct dockershim *s = ctx;
         bool tty = false;
-        if (running_container(s, container_id, &tty, err) < 0)
+        if (shim_running_container(s, container_id, &tty, err) < 0)
                 return -1;
         cleanup_free char *path =
             xasprintf("/containers/%s/attach?stream=1&stdin=%d&stdout=%d&stderr=%d", container_id,
@@ -369,7 +345,7 @@ int dockershim_exec(void *ctx, const uint8_t *req, size_t len, int64_t timeout_m
                                           "Exec: the request does not decode");
         cleanup_free char *url = NULL;
         int rc = -1;
-        if (running_container(s, in->container_id, NULL, err) < 0)
+        if (shim_running_container(s, in->container_id, NULL, err) < 0)
                 goto out;
         char **cmd = xcalloc(in->n_cmd + 1, sizeof(char *));
         for (size_t i = 0; i < in->n_cmd; i++)
@@ -395,7 +371,7 @@ int dockershim_attach(void *ctx, const uint8_t *req, size_t len, int64_t timeout
                                           "Attach: the request does not decode");
         cleanup_free char *url = NULL;
         int rc = -1;
-        if (running_container(s, in->container_id, NULL, err) < 0)
+        if (shim_running_container(s, in->container_id, NULL, err) < 0)
                 goto out;
         rc = streaming_get_attach(s->streaming, in->container_id, in->tty, in->stdin, in->stdout,
                                   in->stderr, &url, err);
