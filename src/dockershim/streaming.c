@@ -403,7 +403,8 @@ int dockershim_port_forward(void *ctx, const uint8_t *req, size_t len, int64_t t
                 docker_container_clear(&info);
                 shim_name_clear(&name);
         }
-        rc = streaming_get_port_forward(s->streaming, in->pod_sandbox_id, &url, err);
+        rc = streaming_get_port_forward(s->streaming, in->pod_sandbox_id, in->port, in->n_port,
+                                        &url, err);
         if (rc == 0)
                 rc = respond_url(url, resp, resp_len, 2);
 out:

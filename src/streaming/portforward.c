@@ -263,3 +263,109 @@ void pf_serve(const struct streaming_runtime *rt, const struct streaming_request
                 pair_free(p);
         }
 }
+
+/* ---- over a WebSocket ------------------------------------------------------ */
+
+/* One port of a WebSocket session: channels 2i (data) and 2i + 1 (error). */
+struct pf_ws_pair {
+        int32_t port;
+        uint8_t ch_data;
+        int fd; /* the dialled socket, -1 without one */
+        pthread_t copier;
+        bool copying;
+        struct ws_conn *conn;
+        atomic_int *active; /* the session's pairs whose pod side is open */
+};
+
+/* The pair's end: the last one ends the session (its reader wakes). */
+static void ws_pair_done(struct pf_ws_pair *p)
+{
+        if (atomic_fetch_sub(p->active, 1) == 1)
+                shutdown(p->conn->fd, SHUT_RD);
+}
+
+static void *ws_copier_main(void *arg)
+{
+        struct pf_ws_pair *p = arg;
+        char buf[32 * 1024];
+        for (;;) {
+                ssize_t n = recv(p->fd, buf, sizeof(buf), 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                if (ws_conn_write(p->conn, p->ch_data, buf, (size_t)n) < 0)
+                        break;
+        }
+        ws_pair_done(p);
+        return NULL;
+}
+
+void pf_serve_ws(const struct streaming_runtime *rt, const struct streaming_request *r,
+                 struct ws_conn *c)
+{
+        size_t n = r->n_ports;
+        struct pf_ws_pair *pairs = xcalloc(n ? n : 1, sizeof(*pairs));
+        atomic_int active = (int)n + 1; /* + 1: until every pair is started */
+        /* upstream writes each channel's port first, then forwards */
+        for (size_t i = 0; i < n; i++) {
+                uint8_t le[2] = {(uint8_t)r->ports[i], (uint8_t)(r->ports[i] >> 8)};
+                pairs[i] = (struct pf_ws_pair){.port = r->ports[i],
+                                               .ch_data = (uint8_t)(2 * i),
+                                               .fd = -1,
+                                               .conn = c,
+                                               .active = &active};
+                ws_conn_write(c, (uint8_t)(2 * i), le, 2);
+                ws_conn_write(c, (uint8_t)(2 * i + 1), le, 2);
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct pf_ws_pair *p = &pairs[i];
+                cleanup_error ck_error_t err = NULL;
+                if (rt->port_dial(rt->ctx, r->id, p->port, &p->fd, &err) < 0) {
+                        p->fd = -1;
+                        cleanup_free char *msg =
+                            xasprintf("error forwarding port %d to pod %s, uid : %s", p->port,
+                                      r->id, ck_error_msg(err));
+                        LOG_ERROR("Port-forward failed", "sandbox=\"%s\" port=%d err=\"%s\"", r->id,
+                                  p->port, ck_error_msg(err));
+                        ws_conn_write(c, (uint8_t)(2 * i + 1), msg, strlen(msg));
+                        ws_pair_done(p);
+                } else if (pthread_create(&p->copier, NULL, ws_copier_main, p) != 0) {
+                        ws_pair_done(p);
+                } else {
+                        p->copying = true;
+                }
+        }
+        if (atomic_fetch_sub(&active, 1) == 1) /* none left: the session is over */
+                shutdown(c->fd, SHUT_RD);
+        /* the client's data to the pods, until every pod side closed (the
+         * read ends) or the client leaves */
+        for (;;) {
+                uint8_t ch;
+                const uint8_t *data;
+                size_t len;
+                cleanup_error ck_error_t err = NULL;
+                int rr = ws_conn_read(c, &ch, &data, &len, 0, &err);
+                if (rr < 0)
+                        LOG_INFO(4, "Port-forward connection ended", "sandbox=\"%s\" err=\"%s\"",
+                                 r->id, ck_error_msg(err));
+                if (rr <= 0)
+                        break;
+                if (ch % 2 != 0 || ch / 2 >= n) /* an error channel, or none: ignored */
+                        continue;
+                struct pf_ws_pair *p = &pairs[ch / 2];
+                if (p->fd >= 0 && len > 0 && net_send_all_watch(p->fd, data, len, c->fd) < 0)
+                        shutdown(p->fd, SHUT_RDWR);
+        }
+        ws_conn_close(c, 1000);
+        shutdown(c->fd, SHUT_RDWR);
+        for (size_t i = 0; i < n; i++) {
+                if (pairs[i].fd >= 0)
+                        shutdown(pairs[i].fd, SHUT_RDWR);
+                if (pairs[i].copying)
+                        pthread_join(pairs[i].copier, NULL);
+                if (pairs[i].fd >= 0)
+                        close(pairs[i].fd);
+        }
+        free(pairs);
+}

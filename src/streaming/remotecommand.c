@@ -38,11 +38,20 @@
 #define RC_LINGER_MS 10000
 #define RC_RESIZE_MAX 4096
 
+/* The channels, numbered as on a WebSocket (upstream's remotecommand
+ * channel constants). */
+enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4 };
+
 struct rc_session {
         struct streaming_io io; /* first: the runtime's callbacks get &io */
-        struct spdy_conn *conn;
-        int version; /* 1..4 */
+        int fd;                 /* the connection's socket */
+        struct spdy_conn *spdy; /* the transport: one of these two */
+        struct ws_conn *ws;
+        int version; /* 1..5 */
+        /* SPDY: the client's streams, 0 for one it did not open */
         uint32_t id_error, id_stdin, id_stdout, id_stderr, id_resize;
+        /* WebSocket: the channels the request has (upstream's createChannels) */
+        bool has_stdout, has_stderr;
         int stdin_w, resize_w; /* the reader thread's ends; -1 when closed */
         char resize_buf[RC_RESIZE_MAX];
         size_t resize_len;
@@ -56,15 +65,35 @@ static void close_fd(int *fd)
         *fd = -1;
 }
 
+static bool conn_broken(const struct rc_session *s)
+{
+        return atomic_load(s->ws ? &s->ws->broken : &s->spdy->broken);
+}
+
+/* Sends on one of our channels (stdout, stderr, error); a channel the
+ * client did not open drops it, as upstream's.  0, or -1 once the client
+ * is gone. */
+static int send_channel(struct rc_session *s, int ch, const void *buf, size_t len)
+{
+        if (s->ws) {
+                bool has = ch == CH_ERROR || (ch == CH_STDOUT && s->has_stdout) ||
+                           (ch == CH_STDERR && s->has_stderr);
+                if (!has)
+                        return conn_broken(s) ? -1 : 0;
+                return ws_conn_write(s->ws, (uint8_t)ch, buf, len);
+        }
+        uint32_t id = ch == CH_ERROR ? s->id_error : ch == CH_STDERR ? s->id_stderr : s->id_stdout;
+        if (id == 0)
+                return conn_broken(s) ? -1 : 0;
+        return spdy_conn_data(s->spdy, id, buf, len, false);
+}
+
 static int io_write(struct streaming_io *io, int stream, const void *buf, size_t len)
 {
         struct rc_session *s = (struct rc_session *)io;
-        uint32_t id = stream == 2 ? s->id_stderr : s->id_stdout;
         if (len == 0)
                 return 0;
-        if (id == 0) /* a channel the client did not open: dropped, as upstream */
-                return atomic_load(&s->conn->broken) ? -1 : 0;
-        return spdy_conn_data(s->conn, id, buf, len, false);
+        return send_channel(s, stream == 2 ? CH_STDERR : CH_STDOUT, buf, len);
 }
 
 char *rc_status_json(int exit_code, const char *message)
@@ -150,11 +179,19 @@ static void resize_feed(struct rc_session *s, const uint8_t *data, size_t len)
                         return;
                 }
                 struct streaming_size sz = {(uint16_t)w, (uint16_t)h};
-                if (net_send_all_watch(s->resize_w, &sz, sizeof(sz), s->conn->fd) < 0)
+                if (net_send_all_watch(s->resize_w, &sz, sizeof(sz), s->fd) < 0)
                         close_fd(&s->resize_w);
                 memmove(s->resize_buf, s->resize_buf + used, s->resize_len - used);
                 s->resize_len -= used;
         }
+}
+
+/* The client's stdin to the runtime: waits for it to read, unless the
+ * connection hangs up (the client gone, or the server stopping). */
+static void stdin_feed(struct rc_session *s, const uint8_t *data, size_t len)
+{
+        if (s->stdin_w >= 0 && len > 0 && net_send_all_watch(s->stdin_w, data, len, s->fd) < 0)
+                close_fd(&s->stdin_w);
 }
 
 /* One frame of the client's, once the session's streams are known (or
@@ -167,9 +204,7 @@ static bool client_frame(struct rc_session *s, const struct spdy_frame *f)
         switch (f->type) {
         case SPDY_DATA:
                 if (f->stream_id != 0 && f->stream_id == s->id_stdin) {
-                        if (s->stdin_w >= 0 && f->len > 0 &&
-                            net_send_all_watch(s->stdin_w, f->data, f->len, s->conn->fd) < 0)
-                                close_fd(&s->stdin_w);
+                        stdin_feed(s, f->data, f->len);
                         if (f->flags & SPDY_FLAG_FIN)
                                 close_fd(&s->stdin_w);
                 } else if (f->stream_id != 0 && f->stream_id == s->id_resize) {
@@ -177,7 +212,7 @@ static bool client_frame(struct rc_session *s, const struct spdy_frame *f)
                 }
                 return false;
         case SPDY_PING:
-                spdy_conn_ping(s->conn, f->value);
+                spdy_conn_ping(s->spdy, f->value);
                 return false;
         case SPDY_RST_STREAM:
                 if (f->stream_id == s->id_stdin)
@@ -190,26 +225,37 @@ static bool client_frame(struct rc_session *s, const struct spdy_frame *f)
         }
 }
 
+/* The reader's end: the runtime's inputs closed, its session told. */
+static void reader_done(struct rc_session *s)
+{
+        close_fd(&s->stdin_w);
+        close_fd(&s->resize_w);
+        uint64_t one = 1;
+        if (write(s->io.done_fd, &one, sizeof(one)) < 0)
+                LOG_WARN("Cannot signal the end of a stream session", "err=\"%s\"",
+                         strerror(errno));
+}
+
 /* The client's frames, until it closes the connection or is idle for the
  * connection's idle timeout. */
-static void *reader_main(void *arg)
+static void *spdy_reader_main(void *arg)
 {
         struct rc_session *s = arg;
         for (;;) {
                 struct spdy_frame f;
                 cleanup_error ck_error_t err = NULL;
-                int r = spdy_conn_read(s->conn, &f, 0, &err);
+                int r = spdy_conn_read(s->spdy, &f, 0, &err);
                 if (r < 0) {
                         LOG_INFO(4, "Stream connection ended", "err=\"%s\"", ck_error_msg(err));
                         /* idle, or broken: a write to the client that waits
                          * on it (the runtime's output) must end too */
-                        shutdown(s->conn->fd, SHUT_RDWR);
+                        shutdown(s->fd, SHUT_RDWR);
                 }
                 if (r <= 0)
                         break;
                 bool end;
                 if (f.type == SPDY_SYN_STREAM) { /* after the session began: refused */
-                        spdy_conn_rst(s->conn, f.stream_id, SPDY_RST_REFUSED_STREAM);
+                        spdy_conn_rst(s->spdy, f.stream_id, SPDY_RST_REFUSED_STREAM);
                         end = false;
                 } else {
                         end = client_frame(s, &f);
@@ -218,18 +264,52 @@ static void *reader_main(void *arg)
                 if (end)
                         break;
         }
-        close_fd(&s->stdin_w);
-        close_fd(&s->resize_w);
-        uint64_t one = 1;
-        if (write(s->io.done_fd, &one, sizeof(one)) < 0)
-                LOG_WARN("Cannot signal the end of a stream session", "err=\"%s\"",
-                         strerror(errno));
+        reader_done(s);
+        return NULL;
+}
+
+/* The same on a WebSocket: stdin (channel 0), resizes (4), and v5's close
+ * signal (0xff, then the channel: stdin's closes it). */
+static void *ws_reader_main(void *arg)
+{
+        struct rc_session *s = arg;
+        for (;;) {
+                uint8_t ch;
+                const uint8_t *data;
+                size_t len;
+                cleanup_error ck_error_t err = NULL;
+                int r = ws_conn_read(s->ws, &ch, &data, &len, 0, &err);
+                if (r < 0) {
+                        LOG_INFO(4, "Stream connection ended", "err=\"%s\"", ck_error_msg(err));
+                        shutdown(s->fd, SHUT_RDWR);
+                }
+                if (r <= 0)
+                        break;
+                if (ch == 0xff && s->version >= 5 && len > 0) {
+                        if (len != 1) { /* upstream ends the connection */
+                                LOG_INFO(4, "Stream connection ended",
+                                         "err=\"a close signal of %zu bytes\"", len + 1);
+                                shutdown(s->fd, SHUT_RDWR);
+                                break;
+                        }
+                        if (data[0] == CH_STDIN)
+                                close_fd(&s->stdin_w);
+                } else if (ch == CH_STDIN) {
+                        stdin_feed(s, data, len);
+                } else if (ch == CH_RESIZE) {
+                        resize_feed(s, data, len);
+                }
+        }
+        reader_done(s);
         return NULL;
 }
 
 static int version_of(const char *protocol)
 {
-        if (strcmp(protocol, RC_PROTOCOL_V4) == 0)
+        if (strcmp(protocol, RC_PROTOCOL_V5) == 0)
+                return 5;
+        if (strcmp(protocol, RC_PROTOCOL_V4) == 0 ||
+            strcmp(protocol, "v4.base64.channel.k8s.io") == 0)
                 return 4;
         if (strcmp(protocol, RC_PROTOCOL_V3) == 0)
                 return 3;
@@ -249,7 +329,7 @@ static int wait_streams(struct rc_session *s, const struct streaming_request *r,
         while (received < expected) {
                 struct spdy_frame f;
                 cleanup_error ck_error_t err = NULL;
-                int rr = spdy_conn_read(s->conn, &f, deadline, &err);
+                int rr = spdy_conn_read(s->spdy, &f, deadline, &err);
                 if (rr <= 0) {
                         LOG_ERROR("Waiting for the client's streams failed",
                                   "container=\"%s\" err=\"%s\"", r->id,
@@ -260,7 +340,7 @@ static int wait_streams(struct rc_session *s, const struct streaming_request *r,
                         return -1;
                 }
                 if (f.type == SPDY_PING) {
-                        spdy_conn_ping(s->conn, f.value);
+                        spdy_conn_ping(s->spdy, f.value);
                 } else if (f.type == SPDY_SYN_STREAM) {
                         const char *type = spdy_headers_get(&f.headers, "streamtype");
                         uint32_t *slot = NULL;
@@ -276,7 +356,7 @@ static int wait_streams(struct rc_session *s, const struct streaming_request *r,
                                 slot = &s->id_stderr;
                         else if (strcmp(type, "resize") == 0)
                                 slot = &s->id_resize;
-                        if (spdy_conn_reply(s->conn, f.stream_id) < 0) {
+                        if (spdy_conn_reply(s->spdy, f.stream_id) < 0) {
                                 spdy_frame_clear(&f);
                                 return -1;
                         }
@@ -302,7 +382,7 @@ static int wait_streams(struct rc_session *s, const struct streaming_request *r,
 static void write_status(struct rc_session *s, const struct streaming_request *r, int rc,
                          int exit_code, const char *what, ck_error_t err)
 {
-        if (s->id_error == 0)
+        if (s->spdy && s->id_error == 0)
                 return;
         cleanup_free char *message = NULL;
         if (rc < 0) {
@@ -323,48 +403,55 @@ static void write_status(struct rc_session *s, const struct streaming_request *r
         else if (message)
                 text = xstrdup(message);
         if (text)
-                spdy_conn_data(s->conn, s->id_error, text, strlen(text), false);
+                send_channel(s, CH_ERROR, text, strlen(text));
 }
 
-void rc_serve(const struct streaming_runtime *rt, const struct streaming_request *r,
-              struct spdy_conn *c, const char *protocol, int creation_timeout_ms)
+/* A session whose transport is set: the runtime's inputs (made before
+ * the SPDY streams are awaited: the client may write on a stream before it
+ * has opened them all), the reader, the runtime's call, the end. */
+static void run_session(const struct streaming_runtime *rt, const struct streaming_request *r,
+                        struct rc_session *s, int creation_timeout_ms)
 {
-        struct rc_session s = {
-            .conn = c,
-            .version = version_of(protocol),
-            .stdin_w = -1,
-            .resize_w = -1,
-            .io = {.tty = r->tty,
-                   .stdout_wanted = r->out,
-                   .stderr_wanted = r->errs,
-                   .stdin_fd = -1,
-                   .resize_fd = -1,
-                   .done_fd = -1,
-                   .write = io_write},
-        };
-        /* the runtime's channels first: the client may write on a stream
-         * before it has opened them all */
+        s->stdin_w = -1;
+        s->resize_w = -1;
+        s->io = (struct streaming_io){.tty = r->tty,
+                                      .stdout_wanted = r->out,
+                                      .stderr_wanted = r->errs,
+                                      .stdin_fd = -1,
+                                      .resize_fd = -1,
+                                      .done_fd = -1,
+                                      .write = io_write};
+        /* resizing: SPDY from v3 on; a WebSocket always has the channel */
+        bool resizes = r->tty && (s->ws || s->version >= 3);
         int sp[2];
         if (r->in && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
-                s.io.stdin_fd = sp[0];
-                s.stdin_w = sp[1];
+                s->io.stdin_fd = sp[0];
+                s->stdin_w = sp[1];
         }
-        if (r->tty && s.version >= 3 &&
-            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
-                s.io.resize_fd = sp[0];
-                s.resize_w = sp[1];
+        if (resizes && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
+                s->io.resize_fd = sp[0];
+                s->resize_w = sp[1];
         }
-        s.io.done_fd = eventfd(0, EFD_CLOEXEC);
-        if (wait_streams(&s, r, creation_timeout_ms) < 0) {
-                close_fd(&s.io.stdin_fd);
-                close_fd(&s.stdin_w);
-                close_fd(&s.io.resize_fd);
-                close_fd(&s.resize_w);
-                close_fd(&s.io.done_fd);
+        s->io.done_fd = eventfd(0, EFD_CLOEXEC);
+        if (s->spdy && wait_streams(s, r, creation_timeout_ms) < 0) {
+                close_fd(&s->io.stdin_fd);
+                close_fd(&s->stdin_w);
+                close_fd(&s->io.resize_fd);
+                close_fd(&s->resize_w);
+                close_fd(&s->io.done_fd);
                 return;
         }
+        if (s->ws) {
+                /* upstream's first write: an empty message on the first of
+                 * stdout, stderr, error the session has */
+                s->has_stdout = r->out;
+                s->has_stderr = r->errs;
+                ws_conn_write(s->ws, r->out ? CH_STDOUT : r->errs ? CH_STDERR : CH_ERROR, NULL, 0);
+        }
         pthread_t reader;
-        int perr = s.io.done_fd < 0 ? errno : pthread_create(&reader, NULL, reader_main, &s);
+        int perr = s->io.done_fd < 0 ? errno
+                                     : pthread_create(&reader, NULL,
+                                                      s->ws ? ws_reader_main : spdy_reader_main, s);
         bool reading = perr == 0;
 
         cleanup_error ck_error_t err = NULL;
@@ -375,26 +462,30 @@ void rc_serve(const struct streaming_runtime *rt, const struct streaming_request
                 what = "streaming";
         } else if (r->kind == STREAMING_EXEC) {
                 what = "error executing command in container";
-                rc = rt->exec(rt->ctx, r->id, r->cmd, &s.io, &exit_code, &err);
+                rc = rt->exec(rt->ctx, r->id, r->cmd, &s->io, &exit_code, &err);
         } else {
                 what = "error attaching to container";
-                rc = rt->attach(rt->ctx, r->id, &s.io, &err);
+                rc = rt->attach(rt->ctx, r->id, &s->io, &err);
         }
         if (rc < 0)
                 LOG_ERROR(r->kind == STREAMING_EXEC ? "Exec in container failed"
                                                     : "Attach to container failed",
                           "container=\"%s\" err=\"%s\"", r->id, ck_error_msg(err));
         /* the reader's writes to these now fail instead of blocking */
-        close_fd(&s.io.stdin_fd);
-        close_fd(&s.io.resize_fd);
+        close_fd(&s->io.stdin_fd);
+        close_fd(&s->io.resize_fd);
 
-        write_status(&s, r, rc, exit_code, what, err);
-        uint32_t ours[] = {s.id_stdout, s.id_stderr, s.id_error};
-        for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-                if (ours[i])
-                        spdy_conn_data(c, ours[i], NULL, 0, true);
-        spdy_conn_goaway(c);
-        shutdown(c->fd, SHUT_WR);
+        write_status(s, r, rc, exit_code, what, err);
+        if (s->ws) {
+                ws_conn_close(s->ws, 1000);
+        } else {
+                uint32_t ours[] = {s->id_stdout, s->id_stderr, s->id_error};
+                for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+                        if (ours[i])
+                                spdy_conn_data(s->spdy, ours[i], NULL, 0, true);
+                spdy_conn_goaway(s->spdy);
+        }
+        shutdown(s->fd, SHUT_WR);
         if (reading) {
                 /* the client closes once it has read it all; one that does
                  * not is closed under it */
@@ -402,12 +493,26 @@ void rc_serve(const struct streaming_runtime *rt, const struct streaming_request
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += RC_LINGER_MS / 1000;
                 if (pthread_timedjoin_np(reader, NULL, &until) != 0) {
-                        shutdown(c->fd, SHUT_RDWR);
+                        shutdown(s->fd, SHUT_RDWR);
                         pthread_join(reader, NULL);
                 }
         } else {
-                close_fd(&s.stdin_w);
-                close_fd(&s.resize_w);
+                close_fd(&s->stdin_w);
+                close_fd(&s->resize_w);
         }
-        close_fd(&s.io.done_fd);
+        close_fd(&s->io.done_fd);
+}
+
+void rc_serve(const struct streaming_runtime *rt, const struct streaming_request *r,
+              struct spdy_conn *c, const char *protocol, int creation_timeout_ms)
+{
+        struct rc_session s = {.fd = c->fd, .spdy = c, .version = version_of(protocol)};
+        run_session(rt, r, &s, creation_timeout_ms);
+}
+
+void rc_serve_ws(const struct streaming_runtime *rt, const struct streaming_request *r,
+                 struct ws_conn *c, const char *protocol)
+{
+        struct rc_session s = {.fd = c->fd, .ws = c, .version = version_of(protocol)};
+        run_session(rt, r, &s, 0);
 }

@@ -51,6 +51,7 @@ void streaming_request_free(struct streaming_request *r)
         for (char **a = r->cmd; a && *a; a++)
                 free(*a);
         free(r->cmd);
+        free(r->ports);
         free(r);
 }
 
@@ -207,8 +208,8 @@ int streaming_get_attach(struct streaming_server *s, const char *container_id, b
         return insert(s, r, "attach", url, err);
 }
 
-int streaming_get_port_forward(struct streaming_server *s, const char *sandbox_id, char **url,
-                               ck_error_t *err)
+int streaming_get_port_forward(struct streaming_server *s, const char *sandbox_id,
+                               const int32_t *ports, size_t n_ports, char **url, ck_error_t *err)
 {
         *url = NULL;
         if (sandbox_id == NULL || *sandbox_id == '\0')
@@ -217,6 +218,11 @@ int streaming_get_port_forward(struct streaming_server *s, const char *sandbox_i
         struct streaming_request *r = xcalloc(1, sizeof(*r));
         r->kind = STREAMING_PORT_FORWARD;
         r->id = xstrdup(sandbox_id);
+        if (n_ports > 0) {
+                r->ports = xcalloc(n_ports, sizeof(*r->ports));
+                memcpy(r->ports, ports, n_ports * sizeof(*ports));
+                r->n_ports = n_ports;
+        }
         return insert(s, r, "portforward", url, err);
 }
 
@@ -312,14 +318,121 @@ static const char *const rc_protocols[] = {RC_PROTOCOL_V4, RC_PROTOCOL_V3, RC_PR
                                            RC_PROTOCOL_V1, NULL};
 static const char *const pf_protocols[] = {PF_PROTOCOL_V1, NULL};
 
+/* The WebSocket protocols of upstream's streaming server (wsstream's
+ * channel protocols; v5, with its close signal, as the apiserver speaks
+ * it), "" being a client that names none. */
+static const char *const rc_ws_protocols[] = {RC_PROTOCOL_V5,
+                                              RC_PROTOCOL_V4,
+                                              "v4.base64.channel.k8s.io",
+                                              RC_PROTOCOL_V1,
+                                              "base64.channel.k8s.io",
+                                              "",
+                                              NULL};
+static const char *const pf_ws_protocols[] = {RC_PROTOCOL_V4, "v4.base64.channel.k8s.io", "", NULL};
+
+/* The first protocol of the client's Sec-WebSocket-Protocol list that the
+ * server speaks ("" when it names none and "" is allowed), as wsstream's
+ * handshake; NULL when none.  A new string. */
+static char *ws_protocol(const struct httpd_request *req, const char *const *server)
+{
+        size_t pos = 0, len;
+        const char *v;
+        bool named = false;
+        char *chosen = NULL;
+        while (chosen == NULL &&
+               http_request_header_next(req->head, req->parsed, "Sec-WebSocket-Protocol", &pos, &v,
+                                        &len)) {
+                cleanup_free char *list = xstrndup(v, len);
+                char *save = NULL;
+                for (char *tok = strtok_r(list, ",", &save); tok && chosen == NULL;
+                     tok = strtok_r(NULL, ",", &save)) {
+                        tok += strspn(tok, " \t");
+                        char *end = tok + strlen(tok);
+                        while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+                                *--end = '\0';
+                        if (*tok == '\0')
+                                continue;
+                        named = true;
+                        for (const char *const *p = server; *p; p++)
+                                if (**p && strcmp(tok, *p) == 0)
+                                        chosen = xstrdup(*p);
+                }
+        }
+        if (!named)
+                return xstrdup("");
+        return chosen;
+}
+
+/* A WebSocket upgrade (RFC 6455 section 4.2) and its session. */
+static void serve_ws(struct streaming_server *s, const struct httpd_request *req,
+                     struct httpd_conn *c, const struct streaming_request *r)
+{
+        const char *v;
+        size_t len;
+        cleanup_free char *key =
+            http_request_header(req->head, req->parsed, "Sec-WebSocket-Key", &v, &len)
+                ? xstrndup(v, len)
+                : NULL;
+        cleanup_free char *version =
+            http_request_header(req->head, req->parsed, "Sec-WebSocket-Version", &v, &len)
+                ? xstrndup(v, len)
+                : NULL;
+        if (strcmp(req->method, "GET") != 0) {
+                http_error(c, 405, "unable to upgrade: a WebSocket upgrade must be a GET");
+                return;
+        }
+        if (version == NULL || strcmp(version, "13") != 0) {
+                const char *body = "unable to upgrade: unsupported WebSocket version\n";
+                httpd_respond_with(c, 400, "text/plain; charset=utf-8",
+                                   "Sec-WebSocket-Version: 13\r\n", body, strlen(body));
+                return;
+        }
+        if (key == NULL || *key == '\0' || !req->upgrade) {
+                http_error(c, 400, "unable to upgrade: missing upgrade headers in request");
+                return;
+        }
+        const char *const *server =
+            r->kind == STREAMING_PORT_FORWARD ? pf_ws_protocols : rc_ws_protocols;
+        cleanup_free char *protocol = ws_protocol(req, server);
+        if (protocol == NULL) {
+                http_error(c, 403, "unable to upgrade: requested protocol(s) are not supported");
+                return;
+        }
+        cleanup_free char *accept = ws_accept_key(key);
+        const char *pending = NULL;
+        size_t pending_len = 0;
+        if (accept == NULL || httpd_hijack(c, &pending, &pending_len) < 0)
+                return;
+        int fd = httpd_raw_fd(c);
+        cleanup_free char *proto_line =
+            *protocol ? xasprintf("Sec-WebSocket-Protocol: %s\r\n", protocol) : xstrdup("");
+        cleanup_free char *head = xasprintf("HTTP/1.1 101 Switching Protocols\r\n"
+                                            "Upgrade: websocket\r\n"
+                                            "Connection: Upgrade\r\n"
+                                            "Sec-WebSocket-Accept: %s\r\n%s\r\n",
+                                            accept, proto_line);
+        if (httpd_raw_write(c, head, strlen(head)) < 0)
+                return;
+        struct ws_conn conn;
+        cleanup_error ck_error_t err = NULL;
+        bool base64 = strstr(protocol, "base64.") != NULL;
+        if (ws_conn_init(&conn, fd, pending, pending_len, base64, s->idle_timeout_ms, &err) < 0) {
+                LOG_ERROR("Streaming session failed", "err=\"%s\"", ck_error_msg(err));
+                return;
+        }
+        if (r->kind == STREAMING_PORT_FORWARD)
+                pf_serve_ws(&s->rt, r, &conn);
+        else
+                rc_serve_ws(&s->rt, r, &conn, protocol);
+        ws_conn_clear(&conn);
+}
+
 /* The upgrade and the session on the connection. */
 static void serve(struct streaming_server *s, const struct httpd_request *req, struct httpd_conn *c,
                   const struct streaming_request *r)
 {
         if (header_has(req, "Upgrade", "websocket")) {
-                http_error(c, 400,
-                           "unable to upgrade: WebSocket streams are not supported by this "
-                           "streaming server; use SPDY/3.1");
+                serve_ws(s, req, c, r);
                 return;
         }
         cleanup_free char *protocol =

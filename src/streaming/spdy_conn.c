@@ -25,21 +25,32 @@ int spdy_conn_init(struct spdy_conn *c, int fd, const char *pending, size_t pend
         memset(c, 0, sizeof(*c));
         c->fd = fd;
         c->idle_ms = idle_ms;
+        if (spdy_codec_init(&c->codec, err) < 0)
+                return -1;
+        if (streaming_conn_setup(fd, pending, pending_len, &c->rbuf, &c->rlen, &c->rcap, "SPDY",
+                                 err) < 0) {
+                spdy_codec_clear(&c->codec);
+                return -1;
+        }
+        pthread_mutex_init(&c->wlock, NULL);
+        return 0;
+}
+
+int streaming_conn_setup(int fd, const char *pending, size_t pending_len, uint8_t **rbuf,
+                         size_t *rlen, size_t *rcap, const char *what, ck_error_t *err)
+{
         /* blocking writes (the peer's pace; a shutdown of the socket ends
          * them), keep-alive probes for a peer that vanished */
         int fl = fcntl(fd, F_GETFL);
         if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-                return ck_error_make(err, errno, "SPDY: fcntl");
+                return ck_error_make(err, errno, "%s: fcntl", what);
         int one = 1;
         (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-        if (spdy_codec_init(&c->codec, err) < 0)
-                return -1;
-        pthread_mutex_init(&c->wlock, NULL);
-        c->rcap = pending_len > 65536 ? pending_len : 65536;
-        c->rbuf = xmalloc(c->rcap);
+        *rcap = pending_len > 65536 ? pending_len : 65536;
+        *rbuf = xmalloc(*rcap);
         if (pending_len > 0)
-                memcpy(c->rbuf, pending, pending_len);
-        c->rlen = pending_len;
+                memcpy(*rbuf, pending, pending_len);
+        *rlen = pending_len;
         return 0;
 }
 
@@ -76,32 +87,44 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
-                int timeout = -1;
-                if (deadline_ms > 0) {
-                        int64_t left = deadline_ms - fs_now_mono_ms();
-                        if (left <= 0)
-                                return ck_error_make(err, ETIMEDOUT, "SPDY: no frame in time");
-                        timeout = left > 1000 ? 1000 : (int)left;
-                }
-                struct pollfd p = {.fd = c->fd, .events = POLLIN};
-                int pr = poll(&p, 1, timeout);
-                if (pr < 0 && errno != EINTR)
-                        return ck_error_make(err, errno, "SPDY: poll");
-                if (pr <= 0)
-                        continue;
-                ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n < 0)
-                        return ck_error_make(err, errno, "SPDY: read");
-                if (n == 0) {
+                int r = streaming_recv(c->fd, c->rbuf, &c->rlen, c->rcap, deadline_ms, "SPDY", err);
+                if (r < 0)
+                        return -1;
+                if (r == 0) {
                         if (c->rlen > 0)
                                 return ck_error_make(err, 0,
                                                      "SPDY: connection closed inside a "
                                                      "frame");
                         return 0;
                 }
-                c->rlen += (size_t)n;
+        }
+}
+
+int streaming_recv(int fd, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
+                   const char *what, ck_error_t *err)
+{
+        for (;;) {
+                int timeout = -1;
+                if (deadline_ms > 0) {
+                        int64_t left = deadline_ms - fs_now_mono_ms();
+                        if (left <= 0)
+                                return ck_error_make(err, ETIMEDOUT, "%s: nothing read in time",
+                                                     what);
+                        timeout = left > 1000 ? 1000 : (int)left;
+                }
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                int pr = poll(&p, 1, timeout);
+                if (pr < 0 && errno != EINTR)
+                        return ck_error_make(err, errno, "%s: poll", what);
+                if (pr <= 0)
+                        continue;
+                ssize_t n = recv(fd, buf + *len, cap - *len, 0);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0)
+                        return ck_error_make(err, errno, "%s: read", what);
+                *len += (size_t)n;
+                return n > 0;
         }
 }
 

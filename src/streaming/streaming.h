@@ -17,8 +17,17 @@
  *     terminal resizing), v2 and channel.k8s.io;
  *   - port-forward: portforward.k8s.io, a data and an error stream per
  *     forwarded connection, paired by their requestID header.
- * A WebSocket upgrade is answered 400: not implemented here (upstream's
- * kubelet and apiserver speak SPDY to a runtime's streaming server).
+ * and WebSocket (RFC 6455), as upstream's wsstream, one channel per
+ * message's first byte:
+ *   - exec and attach: channel.k8s.io, base64.channel.k8s.io, their v4
+ *     forms (upstream's), and v5.channel.k8s.io (v4 with the client's
+ *     close signal, what client-go's WebSocket executor and crictl
+ *     --transport=websocket speak); stdin 0, stdout 1, stderr 2, error 3,
+ *     resize 4;
+ *   - port-forward: channel.k8s.io's v4 forms, a data and an error channel
+ *     per port of the CRI request (2i, 2i + 1), each opened with its port.
+ *     (SPDY tunnelled in WebSocket, the apiserver's PortForwardWebsockets
+ *     protocol, is not served: nor is it by upstream's runtimes.)
  * Plain HTTP only (the server listens on loopback, as containerd's).
  *
  * The runtime does the work behind a vtable (struct streaming_runtime).
@@ -93,7 +102,8 @@ int streaming_server_start(const struct streaming_options *o, const struct strea
 void streaming_server_stop(struct streaming_server *s);
 int streaming_server_port(struct streaming_server *s);
 
-/* The URL for a CRI Exec (cmd NULL-terminated), Attach or PortForward.
+/* The URL for a CRI Exec (cmd NULL-terminated), Attach or PortForward
+ * (ports: the request's, what a WebSocket session forwards).
  * Errors carry a gRPC code (err->code): InvalidArgument for a request
  * upstream refuses (no stream at all, tty with stderr, no container or
  * sandbox ID, an empty command), ResourceExhausted with too many waiting.
@@ -102,7 +112,7 @@ int streaming_get_exec(struct streaming_server *s, const char *container_id, cha
                        bool tty, bool in, bool out, bool errs, char **url, ck_error_t *err);
 int streaming_get_attach(struct streaming_server *s, const char *container_id, bool tty, bool in,
                          bool out, bool errs, char **url, ck_error_t *err);
-int streaming_get_port_forward(struct streaming_server *s, const char *sandbox_id, char **url,
-                               ck_error_t *err);
+int streaming_get_port_forward(struct streaming_server *s, const char *sandbox_id,
+                               const int32_t *ports, size_t n_ports, char **url, ck_error_t *err);
 
 #endif

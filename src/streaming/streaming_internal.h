@@ -13,6 +13,7 @@
 
 /* The remote command protocols, newest first (upstream's
  * SupportedStreamingProtocols) and port-forward's. */
+#define RC_PROTOCOL_V5 "v5.channel.k8s.io"
 #define RC_PROTOCOL_V4 "v4.channel.k8s.io"
 #define RC_PROTOCOL_V3 "v3.channel.k8s.io"
 #define RC_PROTOCOL_V2 "v2.channel.k8s.io"
@@ -51,6 +52,66 @@ int spdy_conn_rst(struct spdy_conn *c, uint32_t stream_id, uint32_t status);
 int spdy_conn_ping(struct spdy_conn *c, uint32_t id);
 int spdy_conn_goaway(struct spdy_conn *c);
 
+/* A hijacked connection made ready (spdy_conn.c): blocking, with TCP
+ * keep-alive, and a read buffer holding what came after the request head
+ * (pending). */
+int streaming_conn_setup(int fd, const char *pending, size_t pending_len, uint8_t **rbuf,
+                         size_t *rlen, size_t *rcap, const char *what, ck_error_t *err);
+/* Waits until fd has bytes and appends them to buf[*len..cap) (cap >
+ * *len): 1 when some came, 0 at EOF, -1 with err (what names the protocol)
+ * on a read error or once deadline_ms (fs_now_mono_ms; 0: none) passed. */
+int streaming_recv(int fd, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
+                   const char *what, ck_error_t *err);
+
+/* One WebSocket connection (websocket.c) on a hijacked socket, with
+ * Kubernetes' channel framing: messages read by one thread, written by
+ * any under the write lock. */
+struct ws_conn {
+        int fd;
+        bool base64; /* base64.channel.k8s.io: text messages, a digit channel */
+        pthread_mutex_t wlock;
+        uint8_t *rbuf; /* bytes read and not yet parsed */
+        size_t rlen, rcap;
+        uint8_t *msg; /* the message being joined (its fragments) */
+        size_t msg_len, msg_cap;
+        char *decoded;          /* the last base64 message's bytes */
+        atomic_bool broken;     /* a write failed: the peer is gone */
+        atomic_bool close_sent; /* our close frame went out */
+        int64_t idle_ms;
+};
+
+/* One frame as parsed: data points into the buffer, unmasked in place. */
+struct ws_frame {
+        bool fin;
+        uint8_t opcode;
+        uint8_t *data;
+        size_t len;
+};
+
+/* Sec-WebSocket-Accept for a client's Sec-WebSocket-Key: a new string,
+ * NULL only if the digest fails. */
+char *ws_accept_key(const char *key);
+/* Parses one client frame at buf (unmasking its payload in place): the
+ * bytes it took, 0 when more are needed (*need: how many in all), -1 with
+ * err for a protocol error (unmasked, reserved bits, an unknown opcode, a
+ * long or fragmented control frame, a payload over 1 MiB). */
+ssize_t ws_parse_frame(uint8_t *buf, size_t len, struct ws_frame *f, size_t *need, ck_error_t *err);
+/* As spdy_conn_init, base64 for base64.channel.k8s.io. */
+int ws_conn_init(struct ws_conn *c, int fd, const char *pending, size_t pending_len, bool base64,
+                 int64_t idle_ms, ck_error_t *err);
+void ws_conn_clear(struct ws_conn *c);
+/* The next message: 1 with its channel (0xff: a v5 close signal, the
+ * channel it closes in data[0]; also an empty message) and data (borrowed
+ * until the next call), 0 when the client closed (its close answered) or
+ * hung up, -1 with err (a protocol error, deadline_ms passed; 0: the idle
+ * timeout from now).  Pings are answered on the way. */
+int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size_t *len,
+                 int64_t deadline_ms, ck_error_t *err);
+/* One message on channel; 0, or -1 once the peer is gone. */
+int ws_conn_write(struct ws_conn *c, uint8_t channel, const void *buf, size_t len);
+/* The close frame (once): 0 or -1. */
+int ws_conn_close(struct ws_conn *c, uint16_t code);
+
 /* What a token stood for. */
 enum streaming_kind { STREAMING_EXEC, STREAMING_ATTACH, STREAMING_PORT_FORWARD };
 
@@ -59,6 +120,8 @@ struct streaming_request {
         char *id; /* the container (exec, attach) or the sandbox (port-forward) */
         char **cmd;
         bool tty, in, out, errs;
+        int32_t *ports; /* port-forward's, for a WebSocket session */
+        size_t n_ports;
 };
 
 void streaming_request_free(struct streaming_request *r);
@@ -67,9 +130,16 @@ void streaming_request_free(struct streaming_request *r);
  * negotiated one ("" for none). */
 void rc_serve(const struct streaming_runtime *rt, const struct streaming_request *r,
               struct spdy_conn *c, const char *protocol, int creation_timeout_ms);
+/* The same on a WebSocket: protocol the negotiated one ("" for none). */
+void rc_serve_ws(const struct streaming_runtime *rt, const struct streaming_request *r,
+                 struct ws_conn *c, const char *protocol);
 /* Runs a port-forward session. */
 void pf_serve(const struct streaming_runtime *rt, const struct streaming_request *r,
               struct spdy_conn *c);
+/* The same on a WebSocket: a data and an error channel per port of the
+ * request (2i, 2i + 1), each opened with the port (little-endian uint16). */
+void pf_serve_ws(const struct streaming_runtime *rt, const struct streaming_request *r,
+                 struct ws_conn *c);
 
 /* The Status JSON a v4 client reads on the error stream: Success (message
  * NULL), NonZeroExitCode (exit_code > 0, its message), or InternalError

@@ -358,6 +358,55 @@ teardown() {
 	POD_ID=
 }
 
+@test "dockershim: Exec and Attach over WebSocket (crictl --transport=websocket, v5.channel.k8s.io)" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-ws-$$-$RANDOM ctr talker n out
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-ws", namespace: "default", uid: $uid,
+		attempt: 0}, log_directory: "'"$tmp"'", linux: {}}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "main"}, image: {image: $image},
+		command: ["sleep", "3600"], log_path: "main.log", linux: {}}' >"$tmp/main.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "talker"}, image: {image: $image},
+		command: ["sh", "-c", "while read l; do echo got:$l; done; echo bye"],
+		stdin: true, stdin_once: true, log_path: "talker.log", linux: {}}' >"$tmp/talker.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	ctr=$(crictl create "$POD_ID" "$tmp/main.json" "$tmp/pod.json")
+	crictl start "$ctr"
+
+	# stdout, stderr and the exit code (the Status on the error channel)
+	run crictl exec --transport websocket "$ctr" sh -c 'echo out; echo err >&2; exit 3'
+	[ "$status" -ne 0 ]
+	[[ $output == *out* && $output == *err* ]]
+	[[ $output == *"command terminated with exit code 3"* ]]
+	run crictl exec --transport websocket "$ctr" sh -c 'echo fine'
+	[ "$status" -eq 0 ]
+	[ "$output" = fine ]
+	# stdin's end reaches the command: v5's close signal
+	n=$(printf 'a\nb\nc\n' | timeout 30 "$CRICTL" --config /dev/null \
+		--runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" exec --transport websocket -i "$ctr" wc -l)
+	[ "$(echo "$n" | tr -d ' ')" = 3 ]
+	# 1 MB through stdin and back
+	head -c 1000000 /dev/urandom >"$tmp/in.bin"
+	timeout 60 "$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+		exec --transport websocket -i "$ctr" sh -c 'cat >/tmp/in.bin' <"$tmp/in.bin"
+	crictl exec --transport websocket "$ctr" cat /tmp/in.bin >"$tmp/out.bin"
+	cmp "$tmp/in.bin" "$tmp/out.bin"
+	# a TTY and its size from the resize channel
+	run script -qec "stty cols 97 rows 21; '$CRICTL' --config /dev/null --runtime-endpoint '$CONTAINER_RUNTIME_ENDPOINT' exec --transport websocket -it '$ctr' sh -c 'sleep 1; tty; stty size'" /dev/null </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == */dev/pts/* ]]
+	[[ $output == *"21 97"* ]]
+
+	# attach: the container's stdin and output
+	talker=$(crictl create "$POD_ID" "$tmp/talker.json" "$tmp/pod.json")
+	crictl start "$talker"
+	out=$( (sleep 1; echo one; echo two) | timeout 20 "$CRICTL" --config /dev/null \
+		--runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" attach --transport websocket -i "$talker")
+	[[ $out == *got:one*got:two*bye* ]]
+
+	crictl rmp -f "$POD_ID"
+	POD_ID=
+}
+
 @test "dockershim: methods not implemented yet answer Unimplemented" {
 	run crictl statsp
 	[ "$status" -ne 0 ]

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The streaming server (src/streaming): SPDY/3.1 framing and header
- * compression, the request cache, the handshake, and exec, attach and
- * port-forward sessions driven by a SPDY client written here against a
- * runtime fake (the module's boundary).  Interoperation with Go's SPDY
- * clients (crictl, kubectl through the apiserver) is the e2e suites' part
+ * compression, WebSocket framing, the request cache, the handshakes, and
+ * exec, attach and port-forward sessions driven by SPDY and WebSocket
+ * clients written here against a runtime fake (the module's boundary).  Interoperation with Go's
+ * SPDY clients (crictl, kubectl through the apiserver) is the e2e suites' part
  * (test/e2e/80-dockershim.bats).
  */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 
 #include "grpc/grpc.h"
 #include "streaming/streaming_internal.h"
+#include "util/base64.h"
 #include "util/netutil.h"
 #include "util/xalloc.h"
 
@@ -330,6 +331,23 @@ struct client {
         uint32_t next_id;
 };
 
+/* The answer's head, a byte at a time (a refusal's body, or the upgraded
+ * protocol's bytes, after it). */
+static char *read_head(int fd)
+{
+        char head[4096];
+        size_t n = 0;
+        while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0) {
+                assert_true(n < sizeof(head) - 1);
+                ssize_t r = read(fd, head + n, 1);
+                if (r <= 0)
+                        break;
+                n++;
+        }
+        head[n] = '\0';
+        return xstrdup(head);
+}
+
 static char *url_path(const char *url)
 {
         const char *p = strstr(url + 7, "/");
@@ -354,19 +372,8 @@ static char *client_open(struct client *c, struct streaming_server *s, const cha
         assert_int_equal(write_all(c->fd, req, strlen(req)), 0);
         free(req);
         free(path);
-        /* the head, a byte at a time; a refusal's body after it */
-        char head[4096];
-        size_t n = 0;
-        while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0) {
-                assert_true(n < sizeof(head) - 1);
-                ssize_t r = read(c->fd, head + n, 1);
-                if (r <= 0)
-                        break;
-                n++;
-        }
-        head[n] = '\0';
         assert_int_equal(spdy_codec_init(&c->codec, NULL), 0);
-        return xstrdup(head);
+        return read_head(c->fd);
 }
 
 static void client_close(struct client *c)
@@ -593,7 +600,7 @@ static void test_port_forward(void **state)
 {
         struct fixture *fx = *state;
         char *url = NULL;
-        assert_int_equal(streaming_get_port_forward(fx->s, "sb1", &url, NULL), 0);
+        assert_int_equal(streaming_get_port_forward(fx->s, "sb1", NULL, 0, &url, NULL), 0);
         struct client c;
         char *head = client_open(&c, fx->s, url, "portforward.k8s.io", "SPDY/3.1");
         assert_non_null(strstr(head, "HTTP/1.1 101 "));
@@ -689,7 +696,7 @@ static void test_refusals(void **state)
             streaming_get_exec(fx->s, "c", none, false, false, true, false, &url, &err), -1);
         assert_int_equal(err->code, GRPC_INVALID_ARGUMENT);
         ck_error_release(&err);
-        assert_int_equal(streaming_get_port_forward(fx->s, "", &url, &err), -1);
+        assert_int_equal(streaming_get_port_forward(fx->s, "", NULL, 0, &url, &err), -1);
         assert_string_equal(ck_error_msg(err), "missing required pod_sandbox_id");
         ck_error_release(&err);
 
@@ -703,11 +710,11 @@ static void test_refusals(void **state)
         free(head);
         client_close(&c);
         free(url);
-        /* WebSocket: not spoken here, said so */
+        /* WebSocket: a GET only */
         assert_int_equal(streaming_get_exec(fx->s, "c", cmd, false, false, true, false, &url, NULL),
                          0);
         head = client_open(&c, fx->s, url, "v4.channel.k8s.io", "websocket");
-        assert_non_null(strstr(head, "HTTP/1.1 400 "));
+        assert_non_null(strstr(head, "HTTP/1.1 405 "));
         free(head);
         client_close(&c);
         free(url);
@@ -781,6 +788,401 @@ static void test_idle_session_ends(void **state)
         free(url);
 }
 
+/* ---- WebSocket -------------------------------------------------------- */
+
+static void test_ws_accept_key(void **state)
+{
+        (void)state;
+        /* RFC 6455 section 1.3's example */
+        char *a = ws_accept_key("dGhlIHNhbXBsZSBub25jZQ==");
+        assert_string_equal(a, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+        free(a);
+}
+
+/* A client's frame: masked, as RFC 6455 requires of clients. */
+static size_t ws_frame(uint8_t *out, uint8_t opcode, bool fin, const void *data, size_t len)
+{
+        static const uint8_t mask[4] = {0x11, 0x22, 0x33, 0x44};
+        size_t n = 0;
+        out[n++] = (uint8_t)((fin ? 0x80 : 0) | opcode);
+        if (len < 126) {
+                out[n++] = (uint8_t)(0x80 | len);
+        } else {
+                out[n++] = 0x80 | 126;
+                out[n++] = (uint8_t)(len >> 8);
+                out[n++] = (uint8_t)len;
+        }
+        memcpy(out + n, mask, 4);
+        n += 4;
+        for (size_t i = 0; i < len; i++)
+                out[n + i] = ((const uint8_t *)data)[i] ^ mask[i & 3];
+        return n + len;
+}
+
+static void test_ws_parse_frame(void **state)
+{
+        (void)state;
+        uint8_t b[512];
+        struct ws_frame f;
+        size_t need = 0;
+        ck_error_t err = NULL;
+        size_t n = ws_frame(b, 0x2, true, "\x00hello", 6);
+        /* cut short: how much is needed */
+        assert_int_equal(ws_parse_frame(b, 1, &f, &need, NULL), 0);
+        assert_int_equal(need, 2);
+        assert_int_equal(ws_parse_frame(b, n - 1, &f, &need, NULL), 0);
+        assert_int_equal(need, n);
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, NULL), (ssize_t)n);
+        assert_true(f.fin);
+        assert_int_equal(f.opcode, 2);
+        assert_int_equal(f.len, 6);
+        assert_memory_equal(f.data, "\x00hello", 6);
+        /* a 16-bit length */
+        char big[300];
+        memset(big, 'z', sizeof(big));
+        n = ws_frame(b, 0x2, false, big, sizeof(big));
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, NULL), (ssize_t)n);
+        assert_false(f.fin);
+        assert_int_equal(f.len, 300);
+        assert_memory_equal(f.data, big, 300);
+        /* not masked */
+        uint8_t plain[] = {0x82, 0x01, 0x00};
+        assert_int_equal(ws_parse_frame(plain, sizeof(plain), &f, &need, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "not masked"));
+        ck_error_release(&err);
+        /* a control frame in fragments, or over 125 bytes */
+        n = ws_frame(b, 0x9, false, "x", 1);
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, &err), -1);
+        ck_error_release(&err);
+        n = ws_frame(b, 0x9, true, big, 126);
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, &err), -1);
+        ck_error_release(&err);
+        /* reserved bits, an unknown opcode */
+        n = ws_frame(b, 0x2, true, "a", 1);
+        b[0] |= 0x40;
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, &err), -1);
+        ck_error_release(&err);
+        n = ws_frame(b, 0x3, true, "a", 1);
+        assert_int_equal(ws_parse_frame(b, n, &f, &need, &err), -1);
+        ck_error_release(&err);
+        /* a length over 1 MiB, refused from its head */
+        uint8_t huge[] = {0x82, 0xff, 0, 0, 0, 0, 0, 0x20, 0, 0, 1, 2, 3, 4};
+        assert_int_equal(ws_parse_frame(huge, sizeof(huge), &f, &need, &err), -1);
+        ck_error_release(&err);
+}
+
+/* A WebSocket client of the server, as client-go's is. */
+struct wsclient {
+        int fd;
+        uint8_t buf[1 << 16];
+        size_t len;
+};
+
+/* GETs url's path with the upgrade (protocols: the Sec-WebSocket-Protocol
+ * value, or NULL; version: Sec-WebSocket-Version); the answer's head. */
+static char *ws_open(struct wsclient *c, struct streaming_server *s, const char *url,
+                     const char *protocols, const char *version)
+{
+        memset(c, 0, sizeof(*c));
+        char port[16];
+        snprintf(port, sizeof(port), "%d", streaming_server_port(s));
+        c->fd = net_tcp_dial("127.0.0.1", port, 0, false, NULL);
+        assert_true(c->fd >= 0);
+        char *path = url_path(url);
+        char *req =
+            xasprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+                      "Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: %s\r\n%s%s%s\r\n",
+                      path, version, protocols ? "Sec-WebSocket-Protocol: " : "",
+                      protocols ? protocols : "", protocols ? "\r\n" : "");
+        assert_int_equal(write_all(c->fd, req, strlen(req)), 0);
+        free(req);
+        free(path);
+        return read_head(c->fd);
+}
+
+static void ws_send(struct wsclient *c, uint8_t opcode, bool fin, const void *data, size_t len)
+{
+        uint8_t *b = xmalloc(len + 16);
+        size_t n = ws_frame(b, opcode, fin, data, len);
+        assert_int_equal(write_all(c->fd, b, n), 0);
+        free(b);
+}
+
+/* A binary message on a channel. */
+static void ws_send_ch(struct wsclient *c, uint8_t ch, const char *s)
+{
+        char b[1024];
+        b[0] = (char)ch;
+        memcpy(b + 1, s, strlen(s));
+        ws_send(c, 0x2, true, b, strlen(s) + 1);
+}
+
+/* The server's next frame (unmasked, whole): 1 with its opcode and
+ * payload (NUL-terminated), 0 at EOF. */
+static int ws_recv(struct wsclient *c, uint8_t *opcode, char *payload, size_t cap, size_t *len)
+{
+        for (;;) {
+                if (c->len >= 2) {
+                        assert_int_equal(c->buf[1] & 0x80, 0);
+                        size_t pl = c->buf[1] & 0x7f, hl = 2;
+                        if (pl == 126 && c->len >= 4) {
+                                pl = (size_t)c->buf[2] << 8 | c->buf[3];
+                                hl = 4;
+                        }
+                        assert_true(pl != 127);
+                        if (!(pl == 126 && hl == 2) && c->len >= hl + pl) {
+                                assert_true(pl < cap);
+                                *opcode = c->buf[0] & 0x0f;
+                                memcpy(payload, c->buf + hl, pl);
+                                payload[pl] = '\0';
+                                *len = pl;
+                                memmove(c->buf, c->buf + hl + pl, c->len - hl - pl);
+                                c->len -= hl + pl;
+                                return 1;
+                        }
+                }
+                struct pollfd p = {.fd = c->fd, .events = POLLIN};
+                assert_int_equal(poll(&p, 1, 10000), 1);
+                ssize_t r = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+                if (r <= 0)
+                        return 0;
+                c->len += (size_t)r;
+        }
+}
+
+/* Messages until the server's close: each channel's bytes gathered
+ * (channels 0..4), the close's code. */
+struct ws_gathered {
+        char ch[5][4096];
+        size_t len[5];
+        int first_channel; /* the first message's, -1 none */
+        size_t first_len;
+        int close_code;
+        bool pong;
+};
+
+static void ws_gather(struct wsclient *c, bool base64, struct ws_gathered *g)
+{
+        memset(g, 0, sizeof(*g));
+        g->first_channel = -1;
+        g->close_code = -1;
+        static char payload[1 << 16];
+        uint8_t op;
+        size_t len;
+        while (ws_recv(c, &op, payload, sizeof(payload), &len) == 1) {
+                if (op == 0xa) {
+                        g->pong = true;
+                        continue;
+                }
+                if (op == 0x8) {
+                        g->close_code =
+                            len >= 2 ? ((uint8_t)payload[0] << 8 | (uint8_t)payload[1]) : 0;
+                        ws_send(c, 0x8, true, payload, len);
+                        continue;
+                }
+                assert_true(len >= 1);
+                assert_int_equal(op, base64 ? 0x1 : 0x2);
+                int ch = base64 ? payload[0] - '0' : (uint8_t)payload[0];
+                assert_true(ch >= 0 && ch < 5);
+                char *data = payload + 1;
+                size_t dl = len - 1;
+                char *decoded = NULL;
+                if (base64) {
+                        assert_int_equal(base64_decode(data, dl, 0, &decoded, &dl, NULL), 0);
+                        data = decoded;
+                }
+                if (g->first_channel < 0) {
+                        g->first_channel = ch;
+                        g->first_len = dl;
+                }
+                memcpy(g->ch[ch] + g->len[ch], data, dl);
+                g->len[ch] += dl;
+                g->ch[ch][g->len[ch]] = '\0';
+                free(decoded);
+        }
+}
+
+static void test_ws_exec_v5(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"upper", "x", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr1", cmd, false, true, true, true, &url, NULL), 0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "v5.channel.k8s.io, v4.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 101 "));
+        assert_non_null(strstr(head, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"));
+        assert_non_null(strstr(head, "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n"));
+        free(head);
+        /* a ping, answered; stdin in a message of two fragments, then
+         * another; then v5's close of stdin ends the command's input */
+        ws_send(&c, 0x9, true, "hb", 2);
+        ws_send(&c, 0x2, false, "\x00hel", 4);
+        ws_send(&c, 0x0, true, "lo ", 3);
+        ws_send_ch(&c, 0, "world");
+        ws_send(&c, 0x2, true, "\xff\x00", 2);
+        struct ws_gathered g;
+        ws_gather(&c, false, &g);
+        assert_true(g.pong);
+        /* upstream's first message: stdout's, empty */
+        assert_int_equal(g.first_channel, 1);
+        assert_int_equal(g.first_len, 0);
+        assert_string_equal(g.ch[1], "HELLO WORLD");
+        assert_string_equal(g.ch[2], "to stderr");
+        assert_non_null(strstr(g.ch[3], "\"reason\":\"NonZeroExitCode\""));
+        assert_non_null(strstr(g.ch[3], "\"message\":\"3\""));
+        assert_int_equal(g.close_code, 1000);
+        assert_string_equal(fx->fake.last_id, "ctr1");
+        close(c.fd);
+        free(url);
+}
+
+static void test_ws_exec_base64_v1_failure(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"fail", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr2", cmd, false, false, true, false, &url, NULL), 0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "base64.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "Sec-WebSocket-Protocol: base64.channel.k8s.io\r\n"));
+        free(head);
+        struct ws_gathered g;
+        ws_gather(&c, true, &g);
+        /* channel.k8s.io's end: the failure's message as text */
+        assert_string_equal(g.ch[3], "Internal error occurred: error executing command in "
+                                     "container: no such container");
+        assert_int_equal(g.close_code, 1000);
+        close(c.fd);
+        free(url);
+}
+
+static void test_ws_exec_tty_resize(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"size", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr3", cmd, true, false, true, false, &url, NULL), 0);
+        struct wsclient c;
+        /* no protocol named: upstream's "" (channel.k8s.io, binary) */
+        char *head = ws_open(&c, fx->s, url, NULL, "13");
+        assert_non_null(strstr(head, "HTTP/1.1 101 "));
+        assert_null(strstr(head, "Sec-WebSocket-Protocol"));
+        free(head);
+        ws_send_ch(&c, 4, "{\"Width\":123,\"Height\":45}");
+        struct ws_gathered g;
+        ws_gather(&c, false, &g);
+        assert_string_equal(g.ch[1], "45 123");
+        assert_int_equal(g.len[3], 0); /* v1: nothing on success */
+        close(c.fd);
+        free(url);
+}
+
+static void test_ws_port_forward(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        int32_t ports[] = {8080, 9999};
+        assert_int_equal(streaming_get_port_forward(fx->s, "sb1", ports, 2, &url, NULL), 0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "v4.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 101 "));
+        assert_non_null(strstr(head, "Sec-WebSocket-Protocol: v4.channel.k8s.io\r\n"));
+        free(head);
+        static char payload[1 << 16];
+        uint8_t op;
+        size_t len;
+        /* each channel opens with its port, little-endian */
+        const char *want[] = {"\x00\x90\x1f", "\x01\x90\x1f", "\x02\x0f\x27", "\x03\x0f\x27"};
+        for (int i = 0; i < 4; i++) {
+                assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+                assert_int_equal(op, 0x2);
+                assert_int_equal(len, 3);
+                assert_memory_equal(payload, want[i], 3);
+        }
+        /* 9999: its error channel says why */
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_int_equal(payload[0], 3);
+        assert_string_equal(payload + 1, "error forwarding port 9999 to pod sb1, uid : connect to "
+                                         "localhost:9999: Connection refused");
+        /* 8080: bytes both ways on channel 0 */
+        ws_send_ch(&c, 0, "ping");
+        char got[8] = "";
+        size_t n = 0;
+        while (n < 4) {
+                ssize_t r = read(fx->fake.dial_fd, got + n, 4 - n);
+                assert_true(r > 0);
+                n += (size_t)r;
+        }
+        assert_string_equal(got, "ping");
+        assert_int_equal(write_all(fx->fake.dial_fd, "pong", 4), 0);
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_int_equal(len, 5);
+        assert_memory_equal(payload, "\x00pong", 5);
+        /* the pod closes its side: every port is done, the server closes */
+        close(fx->fake.dial_fd);
+        fx->fake.dial_fd = -1;
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_int_equal(op, 0x8);
+        close(c.fd);
+        free(url);
+}
+
+static void test_ws_refusals(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"upper", NULL};
+        struct wsclient c;
+        /* a protocol it does not speak */
+        assert_int_equal(streaming_get_exec(fx->s, "c", cmd, false, false, true, false, &url, NULL),
+                         0);
+        char *head = ws_open(&c, fx->s, url, "v9.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 403 "));
+        free(head);
+        close(c.fd);
+        free(url);
+        /* another WebSocket version: 400, and the one it speaks */
+        assert_int_equal(streaming_get_exec(fx->s, "c", cmd, false, false, true, false, &url, NULL),
+                         0);
+        head = ws_open(&c, fx->s, url, "v5.channel.k8s.io", "8");
+        assert_non_null(strstr(head, "HTTP/1.1 400 "));
+        assert_non_null(strstr(head, "Sec-WebSocket-Version: 13\r\n"));
+        free(head);
+        close(c.fd);
+        free(url);
+        /* port-forward has no v5 */
+        int32_t port = 8080;
+        assert_int_equal(streaming_get_port_forward(fx->s, "sb", &port, 1, &url, NULL), 0);
+        head = ws_open(&c, fx->s, url, "v5.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 403 "));
+        free(head);
+        close(c.fd);
+        free(url);
+        /* an unmasked frame ends the session (the command's stdin closed,
+         * the connection with it) */
+        assert_int_equal(streaming_get_exec(fx->s, "c", cmd, false, true, true, false, &url, NULL),
+                         0);
+        head = ws_open(&c, fx->s, url, "v4.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 101 "));
+        free(head);
+        uint8_t plain[] = {0x82, 0x02, 0x00, 'a'};
+        assert_int_equal(write_all(c.fd, plain, sizeof(plain)), 0);
+        static char payload[1 << 16];
+        uint8_t op;
+        size_t len;
+        int frames = 0;
+        while (ws_recv(&c, &op, payload, sizeof(payload), &len) == 1)
+                frames++;
+        assert_true(frames < 10); /* and it ended */
+        close(c.fd);
+        free(url);
+}
+
 static void test_send_watch_gives_up(void **state)
 {
         (void)state;
@@ -822,6 +1224,13 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
             cmocka_unit_test_setup_teardown(test_exec_large_output, setup, teardown),
             cmocka_unit_test_setup_teardown(test_idle_session_ends, setup_short_idle, teardown),
+            cmocka_unit_test(test_ws_accept_key),
+            cmocka_unit_test(test_ws_parse_frame),
+            cmocka_unit_test_setup_teardown(test_ws_exec_v5, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_exec_base64_v1_failure, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_exec_tty_resize, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_port_forward, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_refusals, setup, teardown),
             cmocka_unit_test(test_send_watch_gives_up),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
