@@ -575,11 +575,8 @@ _Static_assert(SAME_LAYOUT(Runtime__V1__ContainerFilter__LabelSelectorEntry) &&
                "a label selector entry is a map entry");
 #undef SAME_LAYOUT
 
-/* The engine's filters of a CRI container filter (ListContainers' and
- * ListContainerStats', whose label selectors are maps of two types): the
- * shim's containers, by ID, sandbox and labels. */
-static json_t *container_filters(const char *id, const char *sandbox_id, void *const *sel,
-                                 size_t n_sel)
+json_t *shim_container_filters(const char *id, const char *sandbox_id, void *const *sel,
+                               size_t n_sel)
 {
         char **keys = xcalloc(n_sel + 1, sizeof(char *)),
              **vals = xcalloc(n_sel + 1, sizeof(char *));
@@ -611,9 +608,9 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
                 return bad_request(err, "ListContainers");
         const Runtime__V1__ContainerFilter *flt = in->filter;
         json_t *filters =
-            flt ? container_filters(flt->id, flt->pod_sandbox_id,
-                                    (void *const *)flt->label_selector, flt->n_label_selector)
-                : container_filters(NULL, NULL, NULL, 0);
+            flt ? shim_container_filters(flt->id, flt->pod_sandbox_id,
+                                         (void *const *)flt->label_selector, flt->n_label_selector)
+                : shim_container_filters(NULL, NULL, NULL, 0);
         bool want_state = flt && flt->state;
         Runtime__V1__ContainerState want = want_state ? flt->state->state : 0;
         struct docker_container_summary *v = NULL;
@@ -790,164 +787,5 @@ int dockershim_exec_sync(void *ctx, const uint8_t *req, size_t len, int64_t time
 out:
         docker_exec_output_clear(&o);
         runtime__v1__exec_sync_request__free_unpacked(in, NULL);
-        return rc;
-}
-
-int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                                    uint8_t **resp, size_t *resp_len, ck_error_t *err)
-{
-        (void)timeout_ms;
-        struct dockershim *s = ctx;
-        Runtime__V1__ListContainerStatsRequest *in =
-            runtime__v1__list_container_stats_request__unpack(NULL, len, req);
-        if (in == NULL)
-                return bad_request(err, "ListContainerStats");
-        const Runtime__V1__ContainerStatsFilter *flt = in->filter;
-        json_t *filters =
-            flt ? container_filters(flt->id, flt->pod_sandbox_id,
-                                    (void *const *)flt->label_selector, flt->n_label_selector)
-                : container_filters(NULL, NULL, NULL, 0);
-        struct docker_container_summary *v = NULL;
-        size_t n = 0;
-        /* the running ones: a stopped container has no usage to report */
-        int rc = docker_container_list(s->docker, false, filters, &v, &n, err);
-        json_decref(filters);
-        runtime__v1__list_container_stats_request__free_unpacked(in, NULL);
-        if (rc < 0)
-                return dockershim_fail(err);
-        size_t cap = n ? n : 1;
-        Runtime__V1__ContainerStats *st = xcalloc(cap, sizeof(*st));
-        Runtime__V1__ContainerStats **ptrs = xcalloc(cap, sizeof(*ptrs));
-        Runtime__V1__ContainerAttributes *attrs = xcalloc(cap, sizeof(*attrs));
-        Runtime__V1__ContainerMetadata *mds = xcalloc(cap, sizeof(*mds));
-        Runtime__V1__CpuUsage *cpus = xcalloc(cap, sizeof(*cpus));
-        Runtime__V1__MemoryUsage *mems = xcalloc(cap, sizeof(*mems));
-        Runtime__V1__UInt64Value *vals64 = xcalloc(3 * cap, sizeof(*vals64));
-        struct shim_name *names = xcalloc(cap, sizeof(*names));
-        struct shim_map *maps = xcalloc(2 * cap, sizeof(*maps));
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-                struct docker_stats ds;
-                ck_error_t e = NULL;
-                if (v[i].name == NULL || shim_parse_name(v[i].name, &names[k]) < 0)
-                        continue;
-                if (docker_container_stats(s->docker, v[i].id, &ds, &e) < 0) {
-                        /* gone meanwhile, or the engine failed it: left out */
-                        ck_error_release(&e);
-                        shim_name_clear(&names[k]);
-                        continue;
-                }
-                runtime__v1__container_stats__init(&st[k]);
-                runtime__v1__container_attributes__init(&attrs[k]);
-                runtime__v1__container_metadata__init(&mds[k]);
-                runtime__v1__cpu_usage__init(&cpus[k]);
-                runtime__v1__memory_usage__init(&mems[k]);
-                for (size_t u = 0; u < 3; u++)
-                        runtime__v1__uint64_value__init(&vals64[3 * k + u]);
-                mds[k].name = names[k].container;
-                mds[k].attempt = names[k].attempt;
-                attrs[k].id = v[i].id;
-                attrs[k].metadata = &mds[k];
-                shim_split_labels(v[i].labels,
-                                  &runtime__v1__container_attributes__labels_entry__descriptor,
-                                  &runtime__v1__container_attributes__annotations_entry__descriptor,
-                                  &maps[2 * k], &maps[2 * k + 1]);
-                attrs[k].n_labels = maps[2 * k].n;
-                attrs[k].labels =
-                    (Runtime__V1__ContainerAttributes__LabelsEntry **)maps[2 * k].entries;
-                attrs[k].n_annotations = maps[2 * k + 1].n;
-                attrs[k].annotations =
-                    (Runtime__V1__ContainerAttributes__AnnotationsEntry **)maps[2 * k + 1].entries;
-                int64_t t = ds.read_ns;
-                cpus[k].timestamp = t;
-                vals64[3 * k].value = ds.cpu_total_ns;
-                cpus[k].usage_core_nano_seconds = &vals64[3 * k];
-                st[k].attributes = &attrs[k];
-                st[k].cpu = &cpus[k];
-                if (ds.has_memory) {
-                        mems[k].timestamp = t;
-                        vals64[3 * k + 1].value = ds.mem_usage;
-                        vals64[3 * k + 2].value = ds.mem_usage > ds.mem_inactive_file
-                                                      ? ds.mem_usage - ds.mem_inactive_file
-                                                      : 0;
-                        mems[k].usage_bytes = &vals64[3 * k + 1];
-                        mems[k].working_set_bytes = &vals64[3 * k + 2];
-                        st[k].memory = &mems[k];
-                }
-                ptrs[k] = &st[k];
-                k++;
-        }
-        Runtime__V1__ListContainerStatsResponse r =
-            RUNTIME__V1__LIST_CONTAINER_STATS_RESPONSE__INIT;
-        r.n_stats = k;
-        r.stats = ptrs;
-        dockershim_pack(&r.base, resp, resp_len);
-        for (size_t i = 0; i < 2 * cap; i++)
-                shim_map_clear(&maps[i]);
-        for (size_t i = 0; i < cap; i++)
-                shim_name_clear(&names[i]);
-        free(maps);
-        free(names);
-        free(vals64);
-        free(mems);
-        free(cpus);
-        free(mds);
-        free(attrs);
-        free(ptrs);
-        free(st);
-        docker_container_summaries_free(v, n);
-        return 0;
-}
-
-/* One container's stats: ListContainerStats filtered by its ID (running
- * containers only: a stopped one has no usage, and answers NotFound). */
-int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                               uint8_t **resp, size_t *resp_len, ck_error_t *err)
-{
-        Runtime__V1__ContainerStatsRequest *in =
-            runtime__v1__container_stats_request__unpack(NULL, len, req);
-        if (in == NULL)
-                return bad_request(err, "ContainerStats");
-        cleanup_free char *id = xstrdup(in->container_id ? in->container_id : "");
-        runtime__v1__container_stats_request__free_unpacked(in, NULL);
-        if (*id == '\0')
-                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT,
-                                          "ContainerStats: no container ID");
-        Runtime__V1__ContainerStatsFilter flt = RUNTIME__V1__CONTAINER_STATS_FILTER__INIT;
-        flt.id = id;
-        Runtime__V1__ListContainerStatsRequest lreq =
-            RUNTIME__V1__LIST_CONTAINER_STATS_REQUEST__INIT;
-        lreq.filter = &flt;
-        cleanup_free uint8_t *lbuf = NULL, *lresp = NULL;
-        size_t lbuf_len = 0, lresp_len = 0;
-        dockershim_pack(&lreq.base, &lbuf, &lbuf_len);
-        if (dockershim_list_container_stats(ctx, lbuf, lbuf_len, timeout_ms, &lresp, &lresp_len,
-                                            err) < 0)
-                return -1;
-        Runtime__V1__ListContainerStatsResponse *list =
-            runtime__v1__list_container_stats_response__unpack(NULL, lresp_len, lresp);
-        if (list == NULL)
-                return ck_error_make_code(err, GRPC_INTERNAL, "ContainerStats: bad list answer");
-        int rc = 0;
-        /* the container itself, among what the engine's filter matched */
-        Runtime__V1__ContainerStats *found = NULL;
-        for (size_t i = 0; i < list->n_stats; i++)
-                if (list->stats[i]->attributes && list->stats[i]->attributes->id &&
-                    strcmp(list->stats[i]->attributes->id, id) == 0)
-                        found = list->stats[i];
-        /* asked by a unique prefix (the engine's filter is a regular
-         * expression: only a prefix is taken) */
-        if (found == NULL && list->n_stats == 1 && list->stats[0]->attributes &&
-            list->stats[0]->attributes->id &&
-            strncmp(list->stats[0]->attributes->id, id, strlen(id)) == 0)
-                found = list->stats[0];
-        if (found == NULL) {
-                rc = ck_error_make_code(err, GRPC_NOT_FOUND, "no running container %s", id);
-        } else {
-                Runtime__V1__ContainerStatsResponse r = RUNTIME__V1__CONTAINER_STATS_RESPONSE__INIT;
-                r.stats = found;
-                dockershim_pack(&r.base, resp, resp_len);
-        }
-        runtime__v1__list_container_stats_response__free_unpacked(list, NULL);
         return rc;
 }

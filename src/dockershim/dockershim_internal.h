@@ -7,6 +7,7 @@
 #ifndef CK_DOCKERSHIM_INTERNAL_H
 #define CK_DOCKERSHIM_INTERNAL_H
 
+#include "cri.pb-c.h"
 #include "dockershim/dockershim.h"
 #include "libdocker/docker.h"
 
@@ -96,10 +97,12 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
 int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t len,
                                           int64_t timeout_ms, uint8_t **resp, size_t *resp_len,
                                           ck_error_t *err);
-int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
-int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
-                                    uint8_t **resp, size_t *resp_len, ck_error_t *err);
+/* The engine's filters of a CRI container filter (ListContainers' and
+ * ListContainerStats', whose label selectors are maps of two types: sel
+ * holds n_sel map entries of either): the shim's containers, by ID,
+ * sandbox and labels (a new object). */
+json_t *shim_container_filters(const char *id, const char *sandbox_id, void *const *sel,
+                               size_t n_sel);
 /* The container must run, as cri-dockerd's checkContainerStatus: 0 (with
  * its Config.Tty in *tty, may be NULL), or -1: NotFound, or UNKNOWN
  * "container not running (<id>)".  ExecSync, Exec, Attach. */
@@ -108,6 +111,12 @@ int shim_running_container(struct dockershim *s, const char *id, bool *tty, ck_e
  * exited; *st its state. */
 int shim_exec_wait_exit(struct dockershim *s, const char *exec_id, struct docker_exec_state *st,
                         ck_error_t *err);
+
+/* Stats (stats.c) */
+int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                    uint8_t **resp, size_t *resp_len, ck_error_t *err);
 
 /* streaming.c: the streaming server on bind_addr ("host[:port]"), and the
  * CRI calls that hand out its URLs. */
@@ -198,6 +207,42 @@ void shim_split_labels(const json_t *docker_labels, const ProtobufCMessageDescri
                        const ProtobufCMessageDescriptor *annotation_desc, struct shim_map *labels,
                        struct shim_map *annotations);
 void shim_map_clear(struct shim_map *m);
+
+/* ---- stats (stats.c) ---------------------------------------------------- */
+
+/* One running container's stats: the CRI message and what it is made of
+ * (its strings borrowed from the engine's list that shim_container_stats
+ * holds). */
+struct shim_container_stat {
+        Runtime__V1__ContainerStats stats;
+        Runtime__V1__ContainerAttributes attributes;
+        Runtime__V1__ContainerMetadata metadata;
+        Runtime__V1__CpuUsage cpu;
+        Runtime__V1__MemoryUsage memory;
+        Runtime__V1__UInt64Value cpu_ns, mem_usage, mem_working_set;
+        struct shim_name name;
+        struct shim_map labels, annotations;
+        struct docker_stats raw; /* the engine's figures (a sandbox's sums) */
+};
+/* The stats of the running containers a filter names: stats[i] is
+ * &items[i].stats, ready for an answer.  Owns everything; cleared with
+ * shim_container_stats_clear. */
+struct shim_container_stats {
+        size_t n;
+        Runtime__V1__ContainerStats **stats;
+        struct shim_container_stat *items;
+        struct docker_container_summary *list; /* the engine's list */
+        size_t n_list;
+};
+/* The engine's one-shot stats of each of the shim's running containers
+ * that id (an ID or prefix), sandbox_id and the label selector (as
+ * shim_container_filters takes it) name; any may be NULL.  A container
+ * whose stats fail (gone meanwhile) is left out.  -1 when the engine's
+ * list fails (err its gRPC status). */
+int shim_container_stats_collect(struct dockershim *s, const char *id, const char *sandbox_id,
+                                 void *const *sel, size_t n_sel, struct shim_container_stats *out,
+                                 ck_error_t *err);
+void shim_container_stats_clear(struct shim_container_stats *c);
 
 /* ---- sandbox checkpoints (checkpoint.c): cri-dockerd's files ------------- */
 
