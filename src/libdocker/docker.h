@@ -187,13 +187,16 @@ int docker_container_update(struct docker_client *d, const char *id, json_t *res
 
 /* GET /containers/{id}/stats?stream=false&one-shot=true, what the shim
  * reports: cumulative CPU, memory usage and its inactive file pages (the
- * working set is the difference, as cAdvisor counts it). */
+ * working set is the difference, as cAdvisor counts it), the number of
+ * processes (the pids cgroup's). */
 struct docker_stats {
         int64_t read_ns; /* when the engine read them */
         uint64_t cpu_total_ns;
         uint64_t mem_usage;
         uint64_t mem_inactive_file; /* cgroup v1 total_inactive_file, v2 inactive_file */
         bool has_memory;
+        uint64_t pids_current; /* pids_stats.current */
+        bool has_pids;         /* the engine gave it (no pids controller: not) */
 };
 int docker_container_stats(struct docker_client *d, const char *id, struct docker_stats *out,
                            ck_error_t *err);

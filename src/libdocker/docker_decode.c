@@ -486,16 +486,20 @@ static int get_u64(const json_t *j, const char *key, uint64_t *out, ck_error_t *
 int docker_decode_stats(const json_t *j, struct docker_stats *out, ck_error_t *err)
 {
         *out = (struct docker_stats){0};
-        const json_t *cpu = NULL, *usage = NULL, *mem = NULL, *mstats = NULL;
+        const json_t *cpu = NULL, *usage = NULL, *mem = NULL, *mstats = NULL, *pids = NULL;
         if (need_object(j, err) < 0 || get_time(j, "read", &out->read_ns, err) < 0 ||
             get_obj(j, "cpu_stats", &cpu, err) < 0 ||
             (cpu && get_obj(cpu, "cpu_usage", &usage, err) < 0) ||
             (usage && get_u64(usage, "total_usage", &out->cpu_total_ns, err) < 0) ||
             get_obj(j, "memory_stats", &mem, err) < 0 ||
             (mem && get_u64(mem, "usage", &out->mem_usage, err) < 0) ||
-            (mem && get_obj(mem, "stats", &mstats, err) < 0))
+            (mem && get_obj(mem, "stats", &mstats, err) < 0) ||
+            get_obj(j, "pids_stats", &pids, err) < 0 ||
+            (pids && get_u64(pids, "current", &out->pids_current, err) < 0))
                 return -1;
         out->has_memory = mem && json_object_get(mem, "usage") != NULL;
+        out->has_pids = pids && json_object_get(pids, "current") != NULL &&
+                        !json_is_null(json_object_get(pids, "current"));
         if (mstats) {
                 const char *key = json_object_get(mstats, "total_inactive_file")
                                       ? "total_inactive_file"

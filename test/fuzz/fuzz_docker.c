@@ -6,13 +6,15 @@
  *
  *   <selector byte> <bytes>
  *
- * selector % 7: 0 container inspect, 1 container list, 2 image, 3 image
+ * selector % 8: 0 container inspect, 1 container list, 2 image, 3 image
  * list, 4 exec inspect, 5 a pull progress line, 6 a multiplexed stream
- * (fed in pieces whose sizes the bytes themselves choose).
+ * (fed in pieces whose sizes the bytes themselves choose), 7 a
+ * container's stats.
  *
  * Checks, beyond memory safety: a decoder either succeeds with its
  * required fields set or fails with DOCKER_ERR_PROTOCOL and a message
- * (a pull line may fail with the engine's message, DOCKER_ERR_SERVER);
+ * (a pull line may fail with the engine's message, DOCKER_ERR_SERVER),
+ * and stats without a process count report none;
  * the demultiplexer hands out no more payload than it was fed, and only
  * for streams 0..3.
  */
@@ -47,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         if (size < 1)
                 return 0;
-        int sel = data[0] % 7;
+        int sel = data[0] % 8;
         const char *body = (const char *)data + 1;
         size_t len = size - 1;
         ck_error_t err = NULL;
@@ -118,6 +120,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 } else {
                         docker_images_free(v, n);
                 }
+        } else if (sel == 7) {
+                struct docker_stats st;
+                if (docker_decode_stats(j, &st, &err) < 0)
+                        expect_failure(&err, DOCKER_ERR_PROTOCOL);
+                else if (!st.has_pids && st.pids_current != 0)
+                        abort();
         } else {
                 struct docker_exec_state st;
                 if (docker_decode_exec(j, &st, &err) < 0)

@@ -445,6 +445,58 @@ static void test_decode_time(void **state)
         assert_true(ns == 0);
 }
 
+/* A container's one-shot stats: cgroup v1's and v2's memory keys, the
+ * process count when the engine has it. */
+static void test_decode_stats(void **state)
+{
+        (void)state;
+        json_t *j = json_loads(
+            "{\"read\":\"2026-12-03T10:00:00Z\",\"pids_stats\":{\"current\":7,\"limit\":100},"
+            "\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":123}},"
+            "\"memory_stats\":{\"usage\":4096,\"stats\":{\"inactive_file\":1024}}}",
+            0, NULL);
+        assert_non_null(j);
+        struct docker_stats st;
+        ck_error_t err = NULL;
+        assert_int_equal(docker_decode_stats(j, &st, &err), 0);
+        json_decref(j);
+        assert_true(st.read_ns == 1796292000000000000LL);
+        assert_true(st.cpu_total_ns == 123);
+        assert_true(st.has_memory);
+        assert_true(st.mem_usage == 4096);
+        assert_true(st.mem_inactive_file == 1024);
+        assert_true(st.has_pids);
+        assert_true(st.pids_current == 7);
+
+        /* no pids controller: the engine gives an empty object */
+        j = json_loads("{\"pids_stats\":{},\"memory_stats\":{\"usage\":1,"
+                       "\"stats\":{\"total_inactive_file\":5,\"inactive_file\":9}}}",
+                       0, NULL);
+        assert_int_equal(docker_decode_stats(j, &st, &err), 0);
+        json_decref(j);
+        assert_false(st.has_pids);
+        assert_true(st.pids_current == 0);
+        assert_true(st.mem_inactive_file == 5); /* v1's total_ first */
+
+        static const char *const bad[][2] = {
+            {"{\"pids_stats\":{\"current\":\"7\"}}", "field current: not an integer"},
+            {"{\"pids_stats\":{\"current\":-1}}", "field current: negative"},
+            {"{\"pids_stats\":[]}", "field pids_stats: not an object"},
+            {"{\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":1.5}}}", "field total_usage"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                j = json_loads(bad[i][0], 0, NULL);
+                assert_non_null(j);
+                assert_int_equal(docker_decode_stats(j, &st, &err), -1);
+                if (strstr(ck_error_msg(err), bad[i][1]) == NULL)
+                        fail_msg("%s: got \"%s\", want \"%s\"", bad[i][0], ck_error_msg(err),
+                                 bad[i][1]);
+                assert_int_equal(err->code, DOCKER_ERR_PROTOCOL);
+                ck_error_release(&err);
+                json_decref(j);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -458,6 +510,7 @@ int main(void)
             cmocka_unit_test(test_exec),
             cmocka_unit_test(test_demux),
             cmocka_unit_test(test_decode_time),
+            cmocka_unit_test(test_decode_stats),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
