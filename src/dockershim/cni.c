@@ -460,7 +460,7 @@ int shim_cni_add(const struct shim_cni *n, const struct shim_cni_args *a, int64_
                                              n->cni_path);
                 }
                 cleanup_free char *conf = plugin_conf(n->list, p, prev, a);
-                char **env = make_env(n, "ADD", a, a->ifname ? a->ifname : "eth0");
+                char **env = make_env(n, "ADD", a, a->ifname ? a->ifname : SHIM_CNI_IFNAME);
                 cleanup_free char *out = NULL;
                 int rc = run_plugin(bin, env, conf, deadline, &out, err);
                 free_env(env);
@@ -509,7 +509,7 @@ int shim_cni_del(const struct shim_cni *n, const struct shim_cni_args *a, const 
                         break;
                 }
                 cleanup_free char *conf = plugin_conf(n->list, p, prev, a);
-                char **env = make_env(n, "DEL", a, a->ifname ? a->ifname : "eth0");
+                char **env = make_env(n, "DEL", a, a->ifname ? a->ifname : SHIM_CNI_IFNAME);
                 cleanup_free char *out = NULL;
                 rc = run_plugin(bin, env, conf, deadline, &out, err);
                 free_env(env);

@@ -171,6 +171,9 @@ struct grpc_method *dockershim_methods(struct dockershim *s, size_t *n)
             METHOD(RT, ContainerStats, dockershim_container_stats, container_stats_request),
             METHOD(RT, ListContainerStats, dockershim_list_container_stats,
                    list_container_stats_request),
+            METHOD(RT, PodSandboxStats, dockershim_pod_sandbox_stats, pod_sandbox_stats_request),
+            METHOD(RT, ListPodSandboxStats, dockershim_list_pod_sandbox_stats,
+                   list_pod_sandbox_stats_request),
             METHOD(IMG, ListImages, dockershim_list_images, list_images_request),
             METHOD(IMG, ImageStatus, dockershim_image_status, image_status_request),
             METHOD(IMG, PullImage, dockershim_pull_image, pull_image_request),
@@ -237,6 +240,7 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
         s->root_dir = xstrdup(o->root_dir ? o->root_dir : "/var/lib/ckubelet-dockershim");
         s->cni_conf_dir = xstrdup(o->cni_conf_dir ? o->cni_conf_dir : "/etc/cni/net.d");
         s->cni_bin_dirs = xstrdup(o->cni_bin_dirs ? o->cni_bin_dirs : "/opt/cni/bin");
+        s->proc_root = xstrdup("/proc");
         s->restrict_oom_score_adj = o->restrict_oom_score_adj;
         s->own_oom_score_adj = own_oom_score_adj();
         if (fs_mkdir_p(s->root_dir, 0700, err) < 0) {
@@ -305,5 +309,6 @@ void dockershim_stop(struct dockershim *s)
         free(s->root_dir);
         free(s->cni_conf_dir);
         free(s->cni_bin_dirs);
+        free(s->proc_root);
         free(s);
 }

@@ -9,8 +9,10 @@
  * What is served so far: Version, Status, RuntimeConfig, the image
  * service, pod sandboxes (with CNI), containers, ExecSync, and Exec,
  * Attach and PortForward through the shim's streaming server
- * (src/streaming).  Every other method answers UNIMPLEMENTED
- * (docs/dockershim.md).
+ * (src/streaming); the stats of containers and of pod sandboxes (a pod's
+ * CPU, memory and processes the sums of its containers' and its pause
+ * container's, its network the pause process's /proc/<pid>/net/dev).
+ * Every other method answers UNIMPLEMENTED (docs/dockershim.md).
  */
 #ifndef CK_DOCKERSHIM_DOCKERSHIM_H
 #define CK_DOCKERSHIM_DOCKERSHIM_H

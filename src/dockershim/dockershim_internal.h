@@ -35,6 +35,7 @@ struct dockershim {
         bool restrict_oom_score_adj; /* never below the shim's own (containerd's option) */
         int own_oom_score_adj;
         struct streaming_server *streaming; /* Exec, Attach, PortForward (streaming.c) */
+        char *proc_root; /* "/proc" (NULL: the same): a sandbox's network usage */
 };
 
 /* The server's method table (*n entries, freed by the caller), each entry
@@ -117,6 +118,10 @@ int dockershim_container_stats(void *ctx, const uint8_t *req, size_t len, int64_
                                uint8_t **resp, size_t *resp_len, ck_error_t *err);
 int dockershim_list_container_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                                     uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_pod_sandbox_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                 uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_list_pod_sandbox_stats(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                      uint8_t **resp, size_t *resp_len, ck_error_t *err);
 
 /* streaming.c: the streaming server on bind_addr ("host[:port]"), and the
  * CRI calls that hand out its URLs. */
@@ -244,6 +249,18 @@ int shim_container_stats_collect(struct dockershim *s, const char *id, const cha
                                  ck_error_t *err);
 void shim_container_stats_clear(struct shim_container_stats *c);
 
+/* One interface of /proc/<pid>/net/dev. */
+struct shim_netdev {
+        char *name;
+        uint64_t rx_bytes, rx_errors, tx_bytes, tx_errors;
+};
+/* The interfaces of a /proc/<pid>/net/dev text but "lo", in order: lines
+ * without a ':' (the two header lines) and lines that are not a name, a
+ * ':' and 16 counters are skipped.  *out: a new array of *n entries
+ * (shim_netdevs_free).  Pure. */
+void shim_parse_net_dev(const char *text, struct shim_netdev **out, size_t *n);
+void shim_netdevs_free(struct shim_netdev *v, size_t n);
+
 /* ---- sandbox checkpoints (checkpoint.c): cri-dockerd's files ------------- */
 
 struct shim_port {
@@ -288,10 +305,13 @@ int shim_cni_load(const char *conf_dir, const char *bin_dirs, struct shim_cni **
 void shim_cni_free(struct shim_cni *n);
 const char *shim_cni_name(const struct shim_cni *n);
 
+/* The interface CNI makes in a pod (CNI_IFNAME): its default one. */
+#define SHIM_CNI_IFNAME "eth0"
+
 struct shim_cni_args {
         const char *container_id; /* the sandbox's */
         const char *netns;        /* its network namespace's path */
-        const char *ifname;       /* NULL: eth0 */
+        const char *ifname;       /* NULL: SHIM_CNI_IFNAME */
         const char *pod_name, *pod_ns;
         const struct shim_port *ports; /* the portMappings capability */
         size_t n_ports;

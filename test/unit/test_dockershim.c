@@ -17,6 +17,7 @@
 #include "fake_apiserver.h"
 #include "grpc/grpc.h"
 #include "grpc/grpc_server.h"
+#include "http/http1.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
@@ -62,6 +63,7 @@ static void shim_free(struct dockershim *s)
         free(s->cni_conf_dir);
         free(s->cni_bin_dirs);
         free(s->root_dir);
+        free(s->proc_root);
         free(s);
 }
 
@@ -973,6 +975,291 @@ static void test_container_stats(void **state)
         done(f, s);
 }
 
+/* The engine's filters of a recorded list request ("GET
+ * /v1.41/containers/json?all=..&filters=<escaped JSON>"). */
+static json_t *list_filters(const char *req)
+{
+        const char *q = strstr(req, "filters=");
+        assert_non_null(q);
+        q += strlen("filters=");
+        cleanup_free char *text = http_path_unescape(q, strlen(q));
+        assert_non_null(text);
+        json_t *j = json_loads(text, 0, NULL);
+        assert_non_null(j);
+        return j;
+}
+
+/* Whether the JSON array a holds the string v. */
+static bool has_string(const json_t *a, const char *v)
+{
+        size_t i;
+        json_t *e;
+        json_array_foreach(a, i, e)
+        {
+                if (json_is_string(e) && strcmp(json_string_value(e), v) == 0)
+                        return true;
+        }
+        return false;
+}
+
+#define NET_DEV_HEAD                                                                               \
+        "Inter-|   Receive                                                |  Transmit\n"           \
+        " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs " \
+        "drop fifo colls carrier compressed\n"
+
+/* /proc/<pid>/net/dev: the header lines, lo and malformed lines skipped,
+ * a name padded with spaces or touching its counters. */
+static void test_parse_net_dev(void **state)
+{
+        (void)state;
+        struct shim_netdev *v = NULL;
+        size_t n = 0;
+        shim_parse_net_dev(
+            NET_DEV_HEAD "    lo:     100       1    0    0    0     0          0         0"
+                         "      100       1    0    0    0     0       0          0\n"
+                         "  eth0: 1500      10    2    0    0     0          0         0"
+                         "     2500      20    3    0    0     0       0          0\n"
+                         "broken: 1 2 3\n"
+                         "  bad0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 x\n"
+                         "  big0: 18446744073709551616 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+                         " long0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n"
+                         "  : 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                         "veth1234567:4294967296 7 8 0 0 0 0 0 18446744073709551615 0 9 0 0 0 0 0",
+            &v, &n);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0].name, "eth0");
+        assert_true(v[0].rx_bytes == 1500);
+        assert_true(v[0].rx_errors == 2);
+        assert_true(v[0].tx_bytes == 2500);
+        assert_true(v[0].tx_errors == 3);
+        /* a long name touches its first counter; no newline at the end */
+        assert_string_equal(v[1].name, "veth1234567");
+        assert_true(v[1].rx_bytes == 4294967296ULL);
+        assert_true(v[1].rx_errors == 8);
+        assert_true(v[1].tx_bytes == UINT64_MAX);
+        assert_true(v[1].tx_errors == 9);
+        shim_netdevs_free(v, n);
+
+        shim_parse_net_dev(NET_DEV_HEAD, &v, &n);
+        assert_int_equal(n, 0);
+        shim_netdevs_free(v, n);
+        shim_parse_net_dev("", &v, &n);
+        assert_int_equal(n, 0);
+        shim_netdevs_free(v, n);
+}
+
+#define SANDBOX_INSPECT(id, running, pid)                                                          \
+        "{\"Id\":\"" id "\",\"Name\":\"/k8s_POD_web_ns_u1_3\",\"State\":{\"Running\":" running     \
+        ",\"Pid\":" pid "},\"HostConfig\":{\"NetworkMode\":\"none\"},\"Config\":{\"Labels\":{"     \
+        "\"io.kubernetes.docker.type\":\"podsandbox\",\"io.kubernetes.container.name\":\"POD\","   \
+        "\"app\":\"web\",\"annotation.note\":\"kept\"}}}"
+
+/* A running sandbox with one container: CPU, memory and processes the
+ * sums of the container's and the pause container's, stamped with the
+ * newer read; the container's own stats; the attributes as ListPodSandbox
+ * gives them; the network of the pause process's net/dev. */
+static void test_pod_sandbox_stats(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, SANDBOX_INSPECT("s1full", "true", "4242")},
+            {200, "{\"read\":\"2026-12-03T10:00:00Z\",\"pids_stats\":{\"current\":1},"
+                  "\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":100}},"
+                  "\"memory_stats\":{\"usage\":1000,\"stats\":{\"inactive_file\":100}}}"},
+            {200, "[{\"Id\":\"c1\",\"Names\":[\"/k8s_app_web_ns_u1_0\"],\"State\":\"running\","
+                  "\"Labels\":{\"io.kubernetes.docker.type\":\"container\","
+                  "\"io.kubernetes.sandbox.id\":\"s1full\"}}]"},
+            {200, "{\"read\":\"2026-12-03T10:00:01Z\",\"pids_stats\":{\"current\":3},"
+                  "\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":2000}},"
+                  "\"memory_stats\":{\"usage\":5000,\"stats\":{\"inactive_file\":1000}}}"},
+        };
+        struct fake *f = fake_start_unix(script, 5, sock_path);
+        struct dockershim *s = shim_on();
+        /* the pause process's /proc/<pid>/net/dev */
+        char proc[] = "/tmp/ck-shim-proc-XXXXXX";
+        assert_non_null(mkdtemp(proc));
+        s->proc_root = xstrdup(proc);
+        cleanup_free char *netdir = xasprintf("%s/4242/net", proc);
+        ck_error_t err = NULL;
+        assert_int_equal(fs_mkdir_p(netdir, 0700, &err), 0);
+        cleanup_free char *netdev = xasprintf("%s/dev", netdir);
+        static const char text[] = NET_DEV_HEAD "    lo: 7 1 0 0 0 0 0 0 7 1 0 0 0 0 0 0\n"
+                                                "  eth0: 1500 10 2 0 0 0 0 0 2500 20 3 0 0 0 0 0\n"
+                                                "  net1: 11 1 0 0 0 0 0 0 22 2 0 0 0 0 0 0\n";
+        assert_int_equal(fs_write_file_atomic(netdev, text, strlen(text), 0600, &err), 0);
+
+        Runtime__V1__PodSandboxStatsRequest req = RUNTIME__V1__POD_SANDBOX_STATS_REQUEST__INIT;
+        req.pod_sandbox_id = (char *)"s1";
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        if (call(dockershim_pod_sandbox_stats, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__PodSandboxStatsResponse *r =
+            runtime__v1__pod_sandbox_stats_response__unpack(NULL, len, resp);
+        free(resp);
+        assert_non_null(r);
+        const Runtime__V1__PodSandboxStats *st = r->stats;
+        /* the attributes: the full ID, the metadata of the name, the CRI
+         * labels and annotations (the shim's own labels left out) */
+        assert_string_equal(st->attributes->id, "s1full");
+        assert_string_equal(st->attributes->metadata->name, "web");
+        assert_string_equal(st->attributes->metadata->namespace_, "ns");
+        assert_string_equal(st->attributes->metadata->uid, "u1");
+        assert_int_equal(st->attributes->metadata->attempt, 3);
+        assert_int_equal(st->attributes->n_labels, 1);
+        assert_string_equal(st->attributes->labels[0]->key, "app");
+        assert_string_equal(st->attributes->labels[0]->value, "web");
+        assert_int_equal(st->attributes->n_annotations, 1);
+        assert_string_equal(st->attributes->annotations[0]->key, "note");
+        assert_string_equal(st->attributes->annotations[0]->value, "kept");
+        /* the sums, stamped with the newer read */
+        const Runtime__V1__LinuxPodSandboxStats *lx = st->linux;
+        assert_non_null(lx);
+        assert_true(lx->cpu->usage_core_nano_seconds->value == 2100);
+        assert_true(lx->cpu->timestamp == 1796292001000000000LL);
+        assert_true(lx->memory->usage_bytes->value == 6000);
+        assert_true(lx->memory->working_set_bytes->value == 900 + 4000);
+        assert_true(lx->memory->timestamp == 1796292001000000000LL);
+        assert_true(lx->process->process_count->value == 4);
+        assert_true(lx->process->timestamp == 1796292001000000000LL);
+        /* the container's own */
+        assert_int_equal(lx->n_containers, 1);
+        assert_string_equal(lx->containers[0]->attributes->id, "c1");
+        assert_string_equal(lx->containers[0]->attributes->metadata->name, "app");
+        assert_true(lx->containers[0]->cpu->usage_core_nano_seconds->value == 2000);
+        assert_true(lx->containers[0]->memory->working_set_bytes->value == 4000);
+        /* the network: every interface but lo, eth0 the default */
+        assert_non_null(lx->network);
+        assert_true(lx->network->timestamp > 0);
+        assert_int_equal(lx->network->n_interfaces, 2);
+        assert_string_equal(lx->network->interfaces[0]->name, "eth0");
+        assert_string_equal(lx->network->interfaces[1]->name, "net1");
+        assert_true(lx->network->interfaces[1]->tx_bytes->value == 22);
+        const Runtime__V1__NetworkInterfaceUsage *d = lx->network->default_interface;
+        assert_non_null(d);
+        assert_string_equal(d->name, "eth0");
+        assert_true(d->rx_bytes->value == 1500);
+        assert_true(d->rx_errors->value == 2);
+        assert_true(d->tx_bytes->value == 2500);
+        assert_true(d->tx_errors->value == 3);
+        runtime__v1__pod_sandbox_stats_response__free_unpacked(r, NULL);
+
+        /* what the engine was asked: the sandbox (by the ID given), its
+         * stats, its running containers (by the full ID), theirs */
+        assert_string_equal(f->req[1], "GET /v1.41/containers/s1/json");
+        assert_string_equal(f->req[2],
+                            "GET /v1.41/containers/s1full/stats?stream=false&one-shot=true");
+        assert_non_null(strstr(f->req[3], "all=0"));
+        json_t *flt = list_filters(f->req[3]);
+        assert_true(has_string(json_object_get(flt, "label"), "io.kubernetes.sandbox.id=s1full"));
+        assert_true(
+            has_string(json_object_get(flt, "label"), "io.kubernetes.docker.type=container"));
+        json_decref(flt);
+        assert_string_equal(f->req[4], "GET /v1.41/containers/c1/stats?stream=false&one-shot=true");
+        assert_int_equal(fs_remove_all(proc, &err), 0);
+        done(f, s);
+}
+
+/* A sandbox that does not run: its attributes, no usage.  Unknown, or a
+ * container that is not a sandbox: NotFound naming the ID. */
+static void test_pod_sandbox_stats_stopped_and_unknown(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, SANDBOX_INSPECT("s2full", "false", "0")},
+            {404, "{\"message\":\"No such container: nope\"}"},
+            {200, "{\"Id\":\"c1\",\"Name\":\"/k8s_app_web_ns_u1_0\",\"Config\":{\"Labels\":"
+                  "{\"io.kubernetes.docker.type\":\"container\"}}}"},
+        };
+        struct fake *f = fake_start_unix(script, 4, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__PodSandboxStatsRequest req = RUNTIME__V1__POD_SANDBOX_STATS_REQUEST__INIT;
+        req.pod_sandbox_id = (char *)"s2";
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_pod_sandbox_stats, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__PodSandboxStatsResponse *r =
+            runtime__v1__pod_sandbox_stats_response__unpack(NULL, len, resp);
+        free(resp);
+        assert_string_equal(r->stats->attributes->id, "s2full");
+        assert_string_equal(r->stats->attributes->metadata->name, "web");
+        assert_null(r->stats->linux);
+        runtime__v1__pod_sandbox_stats_response__free_unpacked(r, NULL);
+        /* no stats asked of the engine for it */
+        assert_int_equal(f->n_req, 2);
+
+        req.pod_sandbox_id = (char *)"nope";
+        assert_int_equal(call(dockershim_pod_sandbox_stats, s, &req.base, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_NOT_FOUND);
+        assert_non_null(strstr(ck_error_msg(err), "nope"));
+        ck_error_release(&err);
+        req.pod_sandbox_id = (char *)"c1";
+        assert_int_equal(call(dockershim_pod_sandbox_stats, s, &req.base, &resp, &len, &err), -1);
+        assert_int_equal(err->code, GRPC_NOT_FOUND);
+        assert_non_null(strstr(ck_error_msg(err), "no such pod sandbox: c1"));
+        ck_error_release(&err);
+        done(f, s);
+}
+
+/* The sandboxes ListPodSandbox would list for the filter (ID, label
+ * selector), each as PodSandboxStats answers; one removed meanwhile is
+ * left out. */
+static void test_list_pod_sandbox_stats(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {200, "[{\"Id\":\"s2full\",\"Names\":[\"/k8s_POD_web_ns_u1_3\"],\"State\":\"exited\","
+                  "\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}},"
+                  "{\"Id\":\"s2gone\",\"Names\":[\"/k8s_POD_db_ns_u2_0\"],\"State\":\"exited\","
+                  "\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}}]"},
+            {200, SANDBOX_INSPECT("s2full", "false", "0")},
+            {404, "{\"message\":\"No such container: s2gone\"}"},
+        };
+        struct fake *f = fake_start_unix(script, 4, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__PodSandboxStatsFilter__LabelSelectorEntry sel =
+            RUNTIME__V1__POD_SANDBOX_STATS_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+        sel.key = (char *)"app";
+        sel.value = (char *)"web";
+        Runtime__V1__PodSandboxStatsFilter__LabelSelectorEntry *sels[] = {&sel};
+        Runtime__V1__PodSandboxStatsFilter flt = RUNTIME__V1__POD_SANDBOX_STATS_FILTER__INIT;
+        flt.id = (char *)"s2";
+        flt.n_label_selector = 1;
+        flt.label_selector = sels;
+        Runtime__V1__ListPodSandboxStatsRequest req =
+            RUNTIME__V1__LIST_POD_SANDBOX_STATS_REQUEST__INIT;
+        req.filter = &flt;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_list_pod_sandbox_stats, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        Runtime__V1__ListPodSandboxStatsResponse *r =
+            runtime__v1__list_pod_sandbox_stats_response__unpack(NULL, len, resp);
+        free(resp);
+        assert_int_equal(r->n_stats, 1);
+        assert_string_equal(r->stats[0]->attributes->id, "s2full");
+        assert_null(r->stats[0]->linux);
+        runtime__v1__list_pod_sandbox_stats_response__free_unpacked(r, NULL);
+        /* the engine's list: every state, the shim's sandboxes by ID and
+         * labels */
+        assert_non_null(strstr(f->req[1], "all=1"));
+        json_t *j = list_filters(f->req[1]);
+        assert_true(has_string(json_object_get(j, "id"), "s2"));
+        assert_true(
+            has_string(json_object_get(j, "label"), "io.kubernetes.docker.type=podsandbox"));
+        assert_true(has_string(json_object_get(j, "label"), "app=web"));
+        json_decref(j);
+        assert_string_equal(f->req[2], "GET /v1.41/containers/s2full/json");
+        assert_string_equal(f->req[3], "GET /v1.41/containers/s2gone/json");
+        done(f, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -994,6 +1281,10 @@ int main(void)
             cmocka_unit_test(test_container_status),
             cmocka_unit_test(test_list_container_stats),
             cmocka_unit_test(test_container_stats),
+            cmocka_unit_test(test_parse_net_dev),
+            cmocka_unit_test(test_pod_sandbox_stats),
+            cmocka_unit_test(test_pod_sandbox_stats_stopped_and_unknown),
+            cmocka_unit_test(test_list_pod_sandbox_stats),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
