@@ -6,12 +6,14 @@
  * the shim over gRPC on a unix socket, the shim turns each call into
  * Docker Engine API calls (src/libdocker).
  *
- * What is served so far: Version, Status, RuntimeConfig, the image
- * service, pod sandboxes (with CNI), containers, ExecSync, and Exec,
- * Attach and PortForward through the shim's streaming server
- * (src/streaming); the stats of containers and of pod sandboxes (a pod's
- * CPU, memory and processes the sums of its containers' and its pause
- * container's, its network the pause process's /proc/<pid>/net/dev).
+ * What is served so far: Version, Status, RuntimeConfig,
+ * UpdateRuntimeConfig (accepted, the pod CIDR logged), the image service,
+ * pod sandboxes (with CNI), containers, ExecSync, and Exec, Attach and
+ * PortForward through the shim's streaming server (src/streaming); the
+ * stats of containers and of pod sandboxes (a pod's CPU, memory and
+ * processes the sums of its containers' and its pause container's, its
+ * network the pause process's /proc/<pid>/net/dev); ReopenContainerLog
+ * answers cri-dockerd's error (UNKNOWN: the engine rotates its own log).
  * Every other method answers UNIMPLEMENTED (docs/dockershim.md).
  */
 #ifndef CK_DOCKERSHIM_DOCKERSHIM_H

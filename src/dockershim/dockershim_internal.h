@@ -65,6 +65,8 @@ int dockershim_status(void *ctx, const uint8_t *req, size_t len, int64_t timeout
                       size_t *resp_len, ck_error_t *err);
 int dockershim_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
                               uint8_t **resp, size_t *resp_len, ck_error_t *err);
+int dockershim_update_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                     uint8_t **resp, size_t *resp_len, ck_error_t *err);
 
 /* Sandboxes (sandbox.c) */
 int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
@@ -98,6 +100,8 @@ int dockershim_list_containers(void *ctx, const uint8_t *req, size_t len, int64_
 int dockershim_update_container_resources(void *ctx, const uint8_t *req, size_t len,
                                           int64_t timeout_ms, uint8_t **resp, size_t *resp_len,
                                           ck_error_t *err);
+int dockershim_reopen_container_log(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                    uint8_t **resp, size_t *resp_len, ck_error_t *err);
 /* The engine's filters of a CRI container filter (ListContainers' and
  * ListContainerStats', whose label selectors are maps of two types: sel
  * holds n_sel map entries of either): the shim's containers, by ID,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Version, Status, RuntimeConfig (dockershim_internal.h). */
+/* Version, Status, RuntimeConfig, UpdateRuntimeConfig
+ * (dockershim_internal.h). */
 #include "cri.pb-c.h"
 #include "dockershim/dockershim_internal.h"
 #include "grpc/grpc.h"
 #include "util/cleanup.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <string.h>
@@ -100,6 +102,35 @@ int dockershim_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t
                                           s->cgroup_driver);
         Runtime__V1__RuntimeConfigResponse r = RUNTIME__V1__RUNTIME_CONFIG_RESPONSE__INIT;
         r.linux = &linux;
+        dockershim_pack(&r.base, resp, resp_len);
+        return 0;
+}
+
+/* The kubelet's pod CIDR of the node, accepted and logged as cri-dockerd
+ * logs it.  cri-dockerd also keeps the first CIDR for the CNI plugins
+ * that ask for the ipRanges capability; the shim gives its plugins the
+ * portMappings capability only (cni.c), so the CIDR is not used: the
+ * network configuration names the pods' addresses. */
+int dockershim_update_runtime_config(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,
+                                     uint8_t **resp, size_t *resp_len, ck_error_t *err)
+{
+        (void)ctx;
+        (void)timeout_ms;
+        Runtime__V1__UpdateRuntimeConfigRequest *in =
+            runtime__v1__update_runtime_config_request__unpack(NULL, len, req);
+        if (in == NULL)
+                return ck_error_make_code(err, GRPC_INVALID_ARGUMENT,
+                                          "UpdateRuntimeConfig: the request does not decode");
+        const Runtime__V1__RuntimeConfig *c = in->runtime_config;
+        if (c != NULL) {
+                const char *cidr = c->network_config && c->network_config->pod_cidr
+                                       ? c->network_config->pod_cidr
+                                       : "";
+                LOG_INFO(2, "Docker cri received runtime config", "podCIDR=\"%s\"", cidr);
+        }
+        runtime__v1__update_runtime_config_request__free_unpacked(in, NULL);
+        Runtime__V1__UpdateRuntimeConfigResponse r =
+            RUNTIME__V1__UPDATE_RUNTIME_CONFIG_RESPONSE__INIT;
         dockershim_pack(&r.base, resp, resp_len);
         return 0;
 }

@@ -1260,6 +1260,91 @@ static void test_list_pod_sandbox_stats(void **state)
         done(f, s);
 }
 
+/* The server's entry of a method, by its path. */
+static const struct grpc_method *method_of(const struct grpc_method *table, size_t n,
+                                           const char *path)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(table[i].path, path) == 0)
+                        return &table[i];
+        fail_msg("%s: not served", path);
+        return NULL;
+}
+
+/* ReopenContainerLog is served, with cri-dockerd's error (a Go error of
+ * its own, UNKNOWN on the wire), not UNIMPLEMENTED; the engine is not
+ * asked. */
+static void test_reopen_container_log(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {{200, VERSION_141}};
+        struct fake *f = fake_start_unix(script, 1, sock_path);
+        struct dockershim *s = shim_on();
+        size_t n = 0;
+        struct grpc_method *table = dockershim_methods(s, &n);
+        const struct grpc_method *m =
+            method_of(table, n, "/runtime.v1.RuntimeService/ReopenContainerLog");
+        Runtime__V1__ReopenContainerLogRequest req =
+            RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
+        req.container_id = (char *)"c1";
+        uint8_t *buf = NULL, *resp = NULL;
+        size_t bl = 0, len = 0;
+        ck_error_t err = NULL;
+        dockershim_pack(&req.base, &buf, &bl);
+        assert_int_equal(m->fn(m->ctx, buf, bl, 0, &resp, &len, &err), -1);
+        free(buf);
+        assert_null(resp);
+        assert_int_equal(err->code, GRPC_UNKNOWN);
+        assert_string_equal(ck_error_msg(err),
+                            "docker does not support reopening container log files");
+        ck_error_release(&err);
+        assert_int_equal(f->n_req, 1);
+        free(table);
+        free(s->dispatched);
+        done(f, s);
+}
+
+/* UpdateRuntimeConfig is served: accepted (an empty answer), with or
+ * without a pod CIDR, nothing asked of the engine. */
+static void test_update_runtime_config(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {{200, VERSION_141}};
+        struct fake *f = fake_start_unix(script, 1, sock_path);
+        struct dockershim *s = shim_on();
+        size_t n = 0;
+        struct grpc_method *table = dockershim_methods(s, &n);
+        const struct grpc_method *m =
+            method_of(table, n, "/runtime.v1.RuntimeService/UpdateRuntimeConfig");
+        Runtime__V1__NetworkConfig net = RUNTIME__V1__NETWORK_CONFIG__INIT;
+        net.pod_cidr = (char *)"10.244.1.0/24";
+        Runtime__V1__RuntimeConfig cfg = RUNTIME__V1__RUNTIME_CONFIG__INIT;
+        cfg.network_config = &net;
+        Runtime__V1__UpdateRuntimeConfigRequest req =
+            RUNTIME__V1__UPDATE_RUNTIME_CONFIG_REQUEST__INIT;
+        req.runtime_config = &cfg;
+        Runtime__V1__UpdateRuntimeConfigRequest empty =
+            RUNTIME__V1__UPDATE_RUNTIME_CONFIG_REQUEST__INIT;
+        const Runtime__V1__UpdateRuntimeConfigRequest *reqs[] = {&req, &empty};
+        for (size_t i = 0; i < 2; i++) {
+                uint8_t *buf = NULL, *resp = NULL;
+                size_t bl = 0, len = 99;
+                ck_error_t err = NULL;
+                dockershim_pack(&reqs[i]->base, &buf, &bl);
+                if (m->fn(m->ctx, buf, bl, 0, &resp, &len, &err) < 0)
+                        fail_msg("%s", ck_error_msg(err));
+                free(buf);
+                assert_null(err);
+                assert_non_null(resp);
+                assert_int_equal(len, 0); /* UpdateRuntimeConfigResponse{} */
+                free(resp);
+        }
+        assert_int_equal(f->n_req, 1);
+        free(table);
+        free(s->dispatched);
+        done(f, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1285,6 +1370,8 @@ int main(void)
             cmocka_unit_test(test_pod_sandbox_stats),
             cmocka_unit_test(test_pod_sandbox_stats_stopped_and_unknown),
             cmocka_unit_test(test_list_pod_sandbox_stats),
+            cmocka_unit_test(test_reopen_container_log),
+            cmocka_unit_test(test_update_runtime_config),
         };
         return cmocka_run_group_tests(tests, setup, NULL);
 }
