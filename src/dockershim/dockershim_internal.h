@@ -261,7 +261,7 @@ struct shim_netdev {
 /* The interfaces of a /proc/<pid>/net/dev text but "lo", in order: lines
  * without a ':' (the two header lines) and lines that are not a name, a
  * ':' and 16 counters are skipped.  *out: a new array of *n entries
- * (shim_netdevs_free).  Pure. */
+ * (shim_netdevs_free).  Pure, fuzzed. */
 void shim_parse_net_dev(const char *text, struct shim_netdev **out, size_t *n);
 void shim_netdevs_free(struct shim_netdev *v, size_t n);
 

@@ -3,15 +3,21 @@
  * Fuzzes what the dockershim makes of its callers' input (src/dockershim):
  * each CRI method's request as it arrives from the gRPC server, with an
  * engine that is away (every engine call fails at once), and the pure
- * parsers behind them: a container name, a sandbox checkpoint file.  The
- * input is
+ * parsers behind them: a container name, a sandbox checkpoint file, a
+ * pod's /proc/<pid>/net/dev.  The input is
  *
  *   <selector byte> <bytes>
+ *
+ * selector % (methods + 3): a method by its index in the server's table
+ * (dockershim_methods), then the name, the checkpoint, the net/dev text.
+ * The seed corpus names them by those numbers: re-point it when the
+ * table changes.
  *
  * Checks, beyond memory safety: a method either answers (a message) or
  * fails with a gRPC status (1..16) and a message; a name that parses
  * makes the same name again; a checkpoint that decodes encodes to a file
- * that decodes to the same data.
+ * that decodes to the same data; each interface parsed has a name (no
+ * blank, no ':', not lo), one per line at most.
  */
 #include "dockershim/dockershim_internal.h"
 #include "grpc/grpc.h"
@@ -52,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         if (shim == NULL)
                 make_shim();
-        unsigned sel = data[0] % (n_methods + 2);
+        unsigned sel = data[0] % (n_methods + 3);
         const uint8_t *in = data + 1;
         size_t len = size - 1;
         ck_error_t err = NULL;
@@ -86,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         free(again);
                         shim_name_clear(&n);
                 }
-        } else {
+        } else if (sel == n_methods + 1) {
                 struct shim_checkpoint c;
                 if (shim_checkpoint_decode(text, len, &c, &err) == 0) {
                         char *again = shim_checkpoint_encode(&c);
@@ -101,6 +107,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 } else {
                         ck_error_release(&err);
                 }
+        } else {
+                struct shim_netdev *v = NULL;
+                size_t n = 0;
+                shim_parse_net_dev(text, &v, &n);
+                size_t lines = 1;
+                for (const char *p = text; *p; p++)
+                        lines += *p == '\n';
+                if (n > lines)
+                        abort();
+                for (size_t i = 0; i < n; i++)
+                        if (v[i].name[0] == '\0' || strpbrk(v[i].name, " \t:\n") != NULL ||
+                            strcmp(v[i].name, "lo") == 0)
+                                abort();
+                shim_netdevs_free(v, n);
         }
         free(text);
         return 0;
