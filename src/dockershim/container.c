@@ -393,8 +393,17 @@ int dockershim_stop_container(void *ctx, const uint8_t *req, size_t len, int64_t
         cleanup_free char *id = xstrdup(in->container_id);
         int64_t t = in->timeout;
         runtime__v1__stop_container_request__free_unpacked(in, NULL);
-        if (docker_container_stop(s->docker, id, t, err) < 0)
-                return dockershim_fail(err);
+        /* idempotent: a container that is gone is stopped (critest's
+         * Idempotence spec, containerd 2's answer; cri-dockerd and
+         * containerd 1.7 answer NotFound) */
+        ck_error_t e = NULL;
+        if (docker_container_stop(s->docker, id, t, &e) < 0) {
+                if (e->code != DOCKER_ERR_NOT_FOUND) {
+                        *err = e;
+                        return dockershim_fail(err);
+                }
+                ck_error_release(&e);
+        }
         Runtime__V1__StopContainerResponse r = RUNTIME__V1__STOP_CONTAINER_RESPONSE__INIT;
         dockershim_pack(&r.base, resp, resp_len);
         return 0;

@@ -486,7 +486,8 @@ int dockershim_list_pod_sandbox_stats(void *ctx, const uint8_t *req, size_t len,
             runtime__v1__list_pod_sandbox_stats_request__unpack(NULL, len, req);
         if (in == NULL)
                 return bad_request(err, "ListPodSandboxStats");
-        /* the sandboxes ListPodSandbox would list for this filter */
+        /* the running sandboxes ListPodSandbox would list for this filter
+         * (containerd's list leaves out those not ready too) */
         const Runtime__V1__PodSandboxStatsFilter *flt = in->filter;
         size_t nsel = flt ? flt->n_label_selector : 0;
         char **keys = xcalloc(nsel + 1, sizeof(char *)), **vals = xcalloc(nsel + 1, sizeof(char *));
@@ -500,7 +501,7 @@ int dockershim_list_pod_sandbox_stats(void *ctx, const uint8_t *req, size_t len,
         runtime__v1__list_pod_sandbox_stats_request__free_unpacked(in, NULL);
         struct docker_container_summary *v = NULL;
         size_t n = 0;
-        int rc = docker_container_list(s->docker, true, filters, &v, &n, err);
+        int rc = docker_container_list(s->docker, false, filters, &v, &n, err);
         json_decref(filters);
         if (rc < 0)
                 return dockershim_fail(err);

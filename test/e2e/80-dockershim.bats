@@ -407,8 +407,53 @@ teardown() {
 	POD_ID=
 }
 
+@test "dockershim: PodSandboxStats sums the pod's usage, with its network; ReopenContainerLog and UpdateRuntimeConfig as cri-dockerd" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-stats-$$-$RANDOM ctr st
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-stats", namespace: "default", uid: $uid,
+		attempt: 0}, log_directory: "'"$tmp"'", linux: {}}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "busy"}, image: {image: $image},
+		command: ["sh", "-c", "head -c 20000000 /dev/zero >/dev/shm/fill; while :; do :; done"],
+		log_path: "busy.log", linux: {}}' >"$tmp/busy.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	ctr=$(crictl create "$POD_ID" "$tmp/busy.json" "$tmp/pod.json")
+	crictl start "$ctr"
+	# traffic on the pod's interface: a ping of its own address's gateway
+	crictl exec "$ctr" sh -c 'ping -c 3 -W 1 "$(ip route | awk "/default/ {print \$3}")" >/dev/null' || true
+	sleep 2
+	st=$(crictl statsp --id "$POD_ID" -o json)
+	echo "$st" | jq .
+	[ "$(echo "$st" | jq -r '.stats[0].attributes.id')" = "$POD_ID" ]
+	[ "$(echo "$st" | jq -r '.stats[0].attributes.metadata.uid')" = "$uid" ]
+	# the busy loop's CPU, the 20 MB in /dev/shm, the processes
+	(($(echo "$st" | jq -r '.stats[0].linux.cpu.usageCoreNanoSeconds.value') > 500000000))
+	(($(echo "$st" | jq -r '.stats[0].linux.memory.workingSetBytes.value') > 20000000))
+	(($(echo "$st" | jq -r '.stats[0].linux.process.processCount.value') >= 2))
+	# the pod's own interface, not the host's
+	[ "$(echo "$st" | jq -r '.stats[0].linux.network.defaultInterface.name')" = eth0 ]
+	(($(echo "$st" | jq -r '.stats[0].linux.network.defaultInterface.txBytes.value') > 0))
+	# (the pod's namespace has lo and eth0 only; the host has its bridge and veths)
+	[ "$(echo "$st" | jq -c '[.stats[0].linux.network.interfaces[].name]')" = '["eth0"]' ]
+	# its container, as ListContainerStats gives it
+	[ "$(echo "$st" | jq -r '.stats[0].linux.containers | length')" = 1 ]
+	[ "$(echo "$st" | jq -r '.stats[0].linux.containers[0].attributes.metadata.name')" = busy ]
+	# the pod's sum is at least its container's
+	(($(echo "$st" | jq -r '.stats[0].linux.cpu.usageCoreNanoSeconds.value') >= $(echo "$st" | jq -r '.stats[0].linux.containers[0].cpu.usageCoreNanoSeconds.value')))
+	# a stopped pod is not listed
+	crictl stopp "$POD_ID"
+	[ "$(crictl statsp -o json | jq --arg id "$POD_ID" '[.stats[] | select(.attributes.id == $id)] | length')" = 0 ]
+
+	# ReopenContainerLog: cri-dockerd's refusal (the engine owns the log)
+	run crictl logs --reopen "$ctr"
+	[ "$status" -ne 0 ]
+	[[ $output == *"docker does not support reopening container log files"* ]]
+	# UpdateRuntimeConfig: accepted
+	crictl update-runtime-config --pod-cidr 10.89.0.0/16
+	crictl rmp -f "$POD_ID"
+	POD_ID=
+}
+
 @test "dockershim: methods not implemented yet answer Unimplemented" {
-	run crictl statsp
+	run crictl metricsp
 	[ "$status" -ne 0 ]
 	[[ $output == *"Unimplemented"* ]]
 }

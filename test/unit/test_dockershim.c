@@ -1163,6 +1163,35 @@ static void test_pod_sandbox_stats(void **state)
 
 /* A sandbox that does not run: its attributes, no usage.  Unknown, or a
  * container that is not a sandbox: NotFound naming the ID. */
+/* StopContainer is idempotent: a container the engine does not know is
+ * stopped (critest's Idempotence spec); another failure is the engine's. */
+static void test_stop_container_gone_is_stopped(void **state)
+{
+        (void)state;
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {404, "{\"message\":\"No such container: gone\"}"},
+            {500, "{\"message\":\"cannot stop it\"}"},
+        };
+        struct fake *f = fake_start_unix(script, 3, sock_path);
+        struct dockershim *s = shim_on();
+        Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
+        req.container_id = (char *)"gone";
+        req.timeout = 5;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        ck_error_t err = NULL;
+        if (call(dockershim_stop_container, s, &req.base, &resp, &len, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        free(resp);
+        assert_non_null(strstr(f->req[1], "POST /v1.41/containers/gone/stop?t=5"));
+        req.container_id = (char *)"stuck";
+        assert_int_equal(call(dockershim_stop_container, s, &req.base, &resp, &len, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "cannot stop it"));
+        ck_error_release(&err);
+        done(f, s);
+}
+
 static void test_pod_sandbox_stats_stopped_and_unknown(void **state)
 {
         (void)state;
@@ -1205,17 +1234,17 @@ static void test_pod_sandbox_stats_stopped_and_unknown(void **state)
         done(f, s);
 }
 
-/* The sandboxes ListPodSandbox would list for the filter (ID, label
- * selector), each as PodSandboxStats answers; one removed meanwhile is
- * left out. */
+/* The running sandboxes ListPodSandbox would list for the filter (ID,
+ * label selector), each as PodSandboxStats answers (one that stopped
+ * since the list: its attributes); one removed meanwhile is left out. */
 static void test_list_pod_sandbox_stats(void **state)
 {
         (void)state;
         static const struct answer script[] = {
             {200, VERSION_141},
-            {200, "[{\"Id\":\"s2full\",\"Names\":[\"/k8s_POD_web_ns_u1_3\"],\"State\":\"exited\","
+            {200, "[{\"Id\":\"s2full\",\"Names\":[\"/k8s_POD_web_ns_u1_3\"],\"State\":\"running\","
                   "\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}},"
-                  "{\"Id\":\"s2gone\",\"Names\":[\"/k8s_POD_db_ns_u2_0\"],\"State\":\"exited\","
+                  "{\"Id\":\"s2gone\",\"Names\":[\"/k8s_POD_db_ns_u2_0\"],\"State\":\"running\","
                   "\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}}]"},
             {200, SANDBOX_INSPECT("s2full", "false", "0")},
             {404, "{\"message\":\"No such container: s2gone\"}"},
@@ -1246,9 +1275,9 @@ static void test_list_pod_sandbox_stats(void **state)
         assert_string_equal(r->stats[0]->attributes->id, "s2full");
         assert_null(r->stats[0]->linux);
         runtime__v1__list_pod_sandbox_stats_response__free_unpacked(r, NULL);
-        /* the engine's list: every state, the shim's sandboxes by ID and
-         * labels */
-        assert_non_null(strstr(f->req[1], "all=1"));
+        /* the engine's list: the running ones (not all=1), the shim's
+         * sandboxes by ID and labels */
+        assert_null(strstr(f->req[1], "all=1"));
         json_t *j = list_filters(f->req[1]);
         assert_true(has_string(json_object_get(j, "id"), "s2"));
         assert_true(
@@ -1369,6 +1398,7 @@ int main(void)
             cmocka_unit_test(test_parse_net_dev),
             cmocka_unit_test(test_pod_sandbox_stats),
             cmocka_unit_test(test_pod_sandbox_stats_stopped_and_unknown),
+            cmocka_unit_test(test_stop_container_gone_is_stopped),
             cmocka_unit_test(test_list_pod_sandbox_stats),
             cmocka_unit_test(test_reopen_container_log),
             cmocka_unit_test(test_update_runtime_config),
