@@ -14,6 +14,7 @@
  */
 #include "streaming/streaming_internal.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/netutil.h"
 #include "util/xalloc.h"
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -266,6 +268,10 @@ void pf_serve(const struct streaming_runtime *rt, const struct streaming_request
 
 /* ---- over a WebSocket ------------------------------------------------------ */
 
+/* How long the client may take to answer our close before the connection
+ * is closed under it (as remotecommand.c's linger). */
+#define PF_WS_LINGER_MS 10000
+
 /* One port of a WebSocket session: channels 2i (data) and 2i + 1 (error). */
 struct pf_ws_pair {
         int32_t port;
@@ -274,14 +280,28 @@ struct pf_ws_pair {
         pthread_t copier;
         bool copying;
         struct ws_conn *conn;
+        const char *sandbox;
         atomic_int *active; /* the session's pairs whose pod side is open */
+        int done_fd;        /* the session's: written when the last pair ends */
 };
 
-/* The pair's end: the last one ends the session (its reader wakes). */
-static void ws_pair_done(struct pf_ws_pair *p)
+/* The pair's failure, on its error channel in upstream's words. */
+static void ws_pair_error(struct pf_ws_pair *p, const char *why)
 {
-        if (atomic_fetch_sub(p->active, 1) == 1)
-                shutdown(p->conn->fd, SHUT_RD);
+        cleanup_free char *msg =
+            xasprintf("error forwarding port %d to pod %s, uid : %s", p->port, p->sandbox, why);
+        LOG_ERROR("Port-forward failed", "sandbox=\"%s\" port=%d err=\"%s\"", p->sandbox, p->port,
+                  why);
+        ws_conn_write(p->conn, (uint8_t)(p->ch_data + 1), msg, strlen(msg));
+}
+
+/* A pair's end (or the end of the start of them all, counted as one):
+ * the last one wakes the session's reader, which ends the session. */
+static void ws_pairs_less_one(atomic_int *active, int done_fd)
+{
+        uint64_t one = 1;
+        if (atomic_fetch_sub(active, 1) == 1 && write(done_fd, &one, sizeof(one)) < 0)
+                LOG_WARN("Cannot end a port-forward session", "err=\"%s\"", strerror(errno));
 }
 
 static void *ws_copier_main(void *arg)
@@ -292,12 +312,14 @@ static void *ws_copier_main(void *arg)
                 ssize_t n = recv(p->fd, buf, sizeof(buf), 0);
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && errno != ECONNRESET && errno != EPIPE && errno != ESHUTDOWN)
+                        ws_pair_error(p, strerror(errno));
                 if (n <= 0)
                         break;
                 if (ws_conn_write(p->conn, p->ch_data, buf, (size_t)n) < 0)
                         break;
         }
-        ws_pair_done(p);
+        ws_pairs_less_one(p->active, p->done_fd);
         return NULL;
 }
 
@@ -307,6 +329,14 @@ void pf_serve_ws(const struct streaming_runtime *rt, const struct streaming_requ
         size_t n = r->n_ports;
         struct pf_ws_pair *pairs = xcalloc(n ? n : 1, sizeof(*pairs));
         atomic_int active = (int)n + 1; /* + 1: until every pair is started */
+        int done_fd = eventfd(0, EFD_CLOEXEC);
+        if (done_fd < 0) {
+                LOG_ERROR("Port-forward failed", "sandbox=\"%s\" err=\"eventfd: %s\"", r->id,
+                          strerror(errno));
+                free(pairs);
+                return;
+        }
+        c->wake_fd = done_fd;
         /* upstream writes each channel's port first, then forwards */
         for (size_t i = 0; i < n; i++) {
                 uint8_t le[2] = {(uint8_t)r->ports[i], (uint8_t)(r->ports[i] >> 8)};
@@ -314,51 +344,70 @@ void pf_serve_ws(const struct streaming_runtime *rt, const struct streaming_requ
                                                .ch_data = (uint8_t)(2 * i),
                                                .fd = -1,
                                                .conn = c,
-                                               .active = &active};
+                                               .sandbox = r->id,
+                                               .active = &active,
+                                               .done_fd = done_fd};
                 ws_conn_write(c, (uint8_t)(2 * i), le, 2);
                 ws_conn_write(c, (uint8_t)(2 * i + 1), le, 2);
         }
         for (size_t i = 0; i < n; i++) {
                 struct pf_ws_pair *p = &pairs[i];
                 cleanup_error ck_error_t err = NULL;
+                int perr;
                 if (rt->port_dial(rt->ctx, r->id, p->port, &p->fd, &err) < 0) {
                         p->fd = -1;
-                        cleanup_free char *msg =
-                            xasprintf("error forwarding port %d to pod %s, uid : %s", p->port,
-                                      r->id, ck_error_msg(err));
-                        LOG_ERROR("Port-forward failed", "sandbox=\"%s\" port=%d err=\"%s\"", r->id,
-                                  p->port, ck_error_msg(err));
-                        ws_conn_write(c, (uint8_t)(2 * i + 1), msg, strlen(msg));
-                        ws_pair_done(p);
-                } else if (pthread_create(&p->copier, NULL, ws_copier_main, p) != 0) {
-                        ws_pair_done(p);
+                        ws_pair_error(p, ck_error_msg(err));
+                        ws_pairs_less_one(p->active, p->done_fd);
+                } else if ((perr = pthread_create(&p->copier, NULL, ws_copier_main, p)) != 0) {
+                        ws_pair_error(p, strerror(perr));
+                        ws_pairs_less_one(p->active, p->done_fd);
                 } else {
                         p->copying = true;
                 }
         }
-        if (atomic_fetch_sub(&active, 1) == 1) /* none left: the session is over */
-                shutdown(c->fd, SHUT_RD);
+        ws_pairs_less_one(&active, done_fd); /* all started: if none is left, the end */
         /* the client's data to the pods, until every pod side closed (the
-         * read ends) or the client leaves */
+         * read is woken), the client leaves, or the connection fails */
+        bool failed = false;
         for (;;) {
-                uint8_t ch;
+                int ch;
                 const uint8_t *data;
                 size_t len;
                 cleanup_error ck_error_t err = NULL;
                 int rr = ws_conn_read(c, &ch, &data, &len, 0, &err);
-                if (rr < 0)
+                if (rr < 0 && err->status != ECANCELED) {
                         LOG_INFO(4, "Port-forward connection ended", "sandbox=\"%s\" err=\"%s\"",
                                  r->id, ck_error_msg(err));
+                        failed = true;
+                }
                 if (rr <= 0)
                         break;
-                if (ch % 2 != 0 || ch / 2 >= n) /* an error channel, or none: ignored */
+                if (ch < 0 || ch % 2 != 0 || (size_t)ch / 2 >= n) /* an error channel, or none */
                         continue;
                 struct pf_ws_pair *p = &pairs[ch / 2];
                 if (p->fd >= 0 && len > 0 && net_send_all_watch(p->fd, data, len, c->fd) < 0)
                         shutdown(p->fd, SHUT_RDWR);
         }
-        ws_conn_close(c, 1000);
-        shutdown(c->fd, SHUT_RDWR);
+        c->wake_fd = -1;
+        if (failed) {
+                /* a copier may wait on a client that does not read */
+                shutdown(c->fd, SHUT_RDWR);
+        } else {
+                /* our close, then the client's answer (its bytes drained),
+                 * so that what the pods sent last is not reset away */
+                ws_conn_close(c, 1000);
+                shutdown(c->fd, SHUT_WR);
+                int64_t until = fs_now_mono_ms() + PF_WS_LINGER_MS;
+                for (;;) {
+                        int ch;
+                        const uint8_t *data;
+                        size_t len;
+                        cleanup_error ck_error_t err = NULL;
+                        if (ws_conn_read(c, &ch, &data, &len, until, &err) <= 0)
+                                break;
+                }
+                shutdown(c->fd, SHUT_RDWR);
+        }
         for (size_t i = 0; i < n; i++) {
                 if (pairs[i].fd >= 0)
                         shutdown(pairs[i].fd, SHUT_RDWR);
@@ -367,5 +416,6 @@ void pf_serve_ws(const struct streaming_runtime *rt, const struct streaming_requ
                 if (pairs[i].fd >= 0)
                         close(pairs[i].fd);
         }
+        close(done_fd);
         free(pairs);
 }

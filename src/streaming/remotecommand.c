@@ -274,7 +274,7 @@ static void *ws_reader_main(void *arg)
 {
         struct rc_session *s = arg;
         for (;;) {
-                uint8_t ch;
+                int ch;
                 const uint8_t *data;
                 size_t len;
                 cleanup_error ck_error_t err = NULL;
@@ -285,15 +285,19 @@ static void *ws_reader_main(void *arg)
                 }
                 if (r <= 0)
                         break;
-                if (ch == 0xff && s->version >= 5 && len > 0) {
-                        if (len != 1) { /* upstream ends the connection */
+                if (ch == 0xff && s->version >= 5) {
+                        /* upstream ends the connection on a signal that is
+                         * not one valid channel */
+                        if (len != 1 || data[0] > CH_RESIZE) {
                                 LOG_INFO(4, "Stream connection ended",
-                                         "err=\"a close signal of %zu bytes\"", len + 1);
+                                         "err=\"a bad close signal (%zu bytes)\"", len + 1);
                                 shutdown(s->fd, SHUT_RDWR);
                                 break;
                         }
                         if (data[0] == CH_STDIN)
                                 close_fd(&s->stdin_w);
+                        else if (data[0] == CH_RESIZE)
+                                close_fd(&s->resize_w);
                 } else if (ch == CH_STDIN) {
                         stdin_feed(s, data, len);
                 } else if (ch == CH_RESIZE) {

@@ -87,7 +87,8 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
-                int r = streaming_recv(c->fd, c->rbuf, &c->rlen, c->rcap, deadline_ms, "SPDY", err);
+                int r =
+                    streaming_recv(c->fd, -1, c->rbuf, &c->rlen, c->rcap, deadline_ms, "SPDY", err);
                 if (r < 0)
                         return -1;
                 if (r == 0) {
@@ -100,7 +101,7 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
         }
 }
 
-int streaming_recv(int fd, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
+int streaming_recv(int fd, int wake, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
                    const char *what, ck_error_t *err)
 {
         for (;;) {
@@ -112,12 +113,14 @@ int streaming_recv(int fd, uint8_t *buf, size_t *len, size_t cap, int64_t deadli
                                                      what);
                         timeout = left > 1000 ? 1000 : (int)left;
                 }
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                int pr = poll(&p, 1, timeout);
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
+                int pr = poll(p, wake >= 0 ? 2 : 1, timeout);
                 if (pr < 0 && errno != EINTR)
                         return ck_error_make(err, errno, "%s: poll", what);
                 if (pr <= 0)
                         continue;
+                if (wake >= 0 && (p[1].revents & POLLIN))
+                        return ck_error_make(err, ECANCELED, "%s: stopped", what);
                 ssize_t n = recv(fd, buf + *len, cap - *len, 0);
                 if (n < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;

@@ -48,7 +48,8 @@ struct streaming_io {
         /* The client's stdin: read it until EOF (the client closed it);
          * -1 without stdin. */
         int stdin_fd;
-        /* With a TTY on v3 and later: struct streaming_size records, one
+        /* With a TTY (over SPDY from v3 on, over WebSocket on every
+         * version): struct streaming_size records, one
          * per resize the client sends (the first soon after the start);
          * -1 otherwise. */
         int resize_fd;

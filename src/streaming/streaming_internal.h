@@ -59,8 +59,9 @@ int streaming_conn_setup(int fd, const char *pending, size_t pending_len, uint8_
                          size_t *rlen, size_t *rcap, const char *what, ck_error_t *err);
 /* Waits until fd has bytes and appends them to buf[*len..cap) (cap >
  * *len): 1 when some came, 0 at EOF, -1 with err (what names the protocol)
- * on a read error or once deadline_ms (fs_now_mono_ms; 0: none) passed. */
-int streaming_recv(int fd, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
+ * on a read error, once deadline_ms (fs_now_mono_ms; 0: none) passed
+ * (status ETIMEDOUT), or when wake (-1: none) is readable (ECANCELED). */
+int streaming_recv(int fd, int wake, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
                    const char *what, ck_error_t *err);
 
 /* One WebSocket connection (websocket.c) on a hijacked socket, with
@@ -74,10 +75,13 @@ struct ws_conn {
         size_t rlen, rcap;
         uint8_t *msg; /* the message being joined (its fragments) */
         size_t msg_len, msg_cap;
-        char *decoded;          /* the last base64 message's bytes */
-        atomic_bool broken;     /* a write failed: the peer is gone */
-        atomic_bool close_sent; /* our close frame went out */
-        int64_t idle_ms;
+        char *decoded;           /* the last base64 message's bytes */
+        atomic_bool broken;      /* a write failed: the peer is gone */
+        bool close_sent;         /* our close frame went out (under wlock): no more data */
+        int64_t idle_ms;         /* the session ends after this long with nothing read
+                                  * nor written (0: never) */
+        _Atomic int64_t last_ms; /* the last frame read or written (fs_now_mono_ms) */
+        int wake_fd;             /* readable: a read ends with ECANCELED (-1: none) */
 };
 
 /* One frame as parsed: data points into the buffer, unmasked in place. */
@@ -101,13 +105,15 @@ int ws_conn_init(struct ws_conn *c, int fd, const char *pending, size_t pending_
                  int64_t idle_ms, ck_error_t *err);
 void ws_conn_clear(struct ws_conn *c);
 /* The next message: 1 with its channel (0xff: a v5 close signal, the
- * channel it closes in data[0]; also an empty message) and data (borrowed
- * until the next call), 0 when the client closed (its close answered) or
- * hung up, -1 with err (a protocol error, deadline_ms passed; 0: the idle
- * timeout from now).  Pings are answered on the way. */
-int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size_t *len,
+ * channel it closes in data[0]; -1 for an empty message, or a base64 one
+ * that does not decode: to be skipped) and data (borrowed until the next call),
+ * 0 when the client closed (its close answered) or hung up, -1 with err
+ * (a protocol error, deadline_ms passed; 0: the idle timeout, nothing
+ * read nor written for that long).  Pings are answered on the way. */
+int ws_conn_read(struct ws_conn *c, int *channel, const uint8_t **data, size_t *len,
                  int64_t deadline_ms, ck_error_t *err);
-/* One message on channel; 0, or -1 once the peer is gone. */
+/* One message on channel; 0, or -1 once the peer is gone or our close
+ * was sent. */
 int ws_conn_write(struct ws_conn *c, uint8_t channel, const void *buf, size_t len);
 /* The close frame (once): 0 or -1. */
 int ws_conn_close(struct ws_conn *c, uint16_t code);

@@ -13,6 +13,7 @@
 #include "streaming/streaming_internal.h"
 #include "util/base64.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -118,11 +119,13 @@ int ws_conn_init(struct ws_conn *c, int fd, const char *pending, size_t pending_
 {
         memset(c, 0, sizeof(*c));
         c->fd = fd;
+        c->wake_fd = -1;
         c->base64 = base64;
         c->idle_ms = idle_ms;
         if (streaming_conn_setup(fd, pending, pending_len, &c->rbuf, &c->rlen, &c->rcap,
                                  "WebSocket", err) < 0)
                 return -1;
+        atomic_store(&c->last_ms, fs_now_mono_ms());
         pthread_mutex_init(&c->wlock, NULL);
         return 0;
 }
@@ -163,6 +166,13 @@ static int send_frame(struct ws_conn *c, uint8_t opcode, const void *prefix, siz
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
         pthread_mutex_lock(&c->wlock);
         int rc = 0;
+        /* nothing after our close (RFC 6455 section 5.5.1) */
+        if (c->close_sent) {
+                pthread_mutex_unlock(&c->wlock);
+                return opcode == WS_OP_CLOSE ? 0 : -1;
+        }
+        if (opcode == WS_OP_CLOSE)
+                c->close_sent = true;
         while (left > 0) {
                 if (atomic_load(&c->broken)) {
                         rc = -1;
@@ -189,6 +199,8 @@ static int send_frame(struct ws_conn *c, uint8_t opcode, const void *prefix, siz
                         }
                 }
         }
+        if (rc == 0)
+                atomic_store(&c->last_ms, fs_now_mono_ms());
         pthread_mutex_unlock(&c->wlock);
         return rc;
 }
@@ -207,18 +219,30 @@ int ws_conn_write(struct ws_conn *c, uint8_t channel, const void *buf, size_t le
 
 int ws_conn_close(struct ws_conn *c, uint16_t code)
 {
-        if (atomic_exchange(&c->close_sent, true))
-                return 0;
         uint8_t b[2] = {(uint8_t)(code >> 8), (uint8_t)code};
         return send_frame(c, WS_OP_CLOSE, b, 2, NULL, 0);
 }
 
+/* The code a client's close is answered with: its own when it may be
+ * sent (RFC 6455 section 7.4), 1000 when it gave none or one that may not
+ * be, 1002 for a one-byte payload. */
+static uint16_t close_answer(const struct ws_frame *f)
+{
+        if (f->len == 0)
+                return 1000;
+        if (f->len == 1)
+                return 1002;
+        uint16_t code = (uint16_t)(f->data[0] << 8 | f->data[1]);
+        bool ok = (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
+                  (code >= 3000 && code <= 4999);
+        return ok ? code : 1000;
+}
+
 /* The message's channel and data (base64 decoded when negotiated). */
-static int channel_of(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size_t *len,
-                      ck_error_t *err)
+static int channel_of(struct ws_conn *c, int *channel, const uint8_t **data, size_t *len)
 {
         if (c->msg_len == 0) { /* an empty message: no channel, skipped */
-                *channel = 0xff;
+                *channel = -1;
                 *data = NULL;
                 *len = 0;
                 return 1;
@@ -229,22 +253,32 @@ static int channel_of(struct ws_conn *c, uint8_t *channel, const uint8_t **data,
                 *len = c->msg_len - 1;
                 return 1;
         }
-        *channel = (uint8_t)(c->msg[0] - '0');
+        *channel = c->msg[0] - '0';
         free(c->decoded);
         c->decoded = NULL;
         size_t n = 0;
-        if (base64_decode((const char *)c->msg + 1, c->msg_len - 1, 0, &c->decoded, &n, NULL) < 0)
-                return ck_error_make(err, 0, "WebSocket: a channel message is not base64");
+        ck_error_t e = NULL;
+        if (base64_decode((const char *)c->msg + 1, c->msg_len - 1, 0, &c->decoded, &n, &e) < 0) {
+                /* dropped, as upstream's reader does; the session goes on */
+                LOG_INFO(4, "WebSocket: a channel message dropped", "channel=%d err=\"%s\"",
+                         *channel, ck_error_msg(e));
+                ck_error_release(&e);
+                *channel = -1;
+                *data = NULL;
+                *len = 0;
+                return 1;
+        }
         *data = (const uint8_t *)c->decoded;
         *len = n;
         return 1;
 }
 
-int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size_t *len,
+int ws_conn_read(struct ws_conn *c, int *channel, const uint8_t **data, size_t *len,
                  int64_t deadline_ms, ck_error_t *err)
 {
-        if (deadline_ms == 0 && c->idle_ms > 0)
-                deadline_ms = fs_now_mono_ms() + c->idle_ms;
+        /* idle: nothing read nor written for idle_ms (upstream's wsstream
+         * pushes its deadline back at each read and each write) */
+        bool idle = deadline_ms == 0 && c->idle_ms > 0;
         c->msg_len = 0;
         bool in_message = false;
         for (;;) {
@@ -254,6 +288,7 @@ int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size
                 if (took < 0)
                         return -1;
                 if (took > 0) {
+                        atomic_store(&c->last_ms, fs_now_mono_ms());
                         int done = 0;
                         switch (f.opcode) {
                         case WS_OP_PING:
@@ -262,9 +297,7 @@ int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size
                         case WS_OP_PONG:
                                 break;
                         case WS_OP_CLOSE:
-                                /* answered with its code (1000 without one) */
-                                ws_conn_close(c, f.len >= 2 ? (uint16_t)(f.data[0] << 8 | f.data[1])
-                                                            : 1000);
+                                ws_conn_close(c, close_answer(&f));
                                 done = -1;
                                 break;
                         default:
@@ -292,7 +325,7 @@ int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size
                         memmove(c->rbuf, c->rbuf + took, c->rlen - (size_t)took);
                         c->rlen -= (size_t)took;
                         if (done == 1)
-                                return channel_of(c, channel, data, len, err);
+                                return channel_of(c, channel, data, len);
                         if (done == -1)
                                 return 0;
                         if (done == -2)
@@ -303,8 +336,15 @@ int ws_conn_read(struct ws_conn *c, uint8_t *channel, const uint8_t **data, size
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
-                int r = streaming_recv(c->fd, c->rbuf, &c->rlen, c->rcap, deadline_ms, "WebSocket",
-                                       err);
+                if (idle)
+                        deadline_ms = atomic_load(&c->last_ms) + c->idle_ms;
+                int r = streaming_recv(c->fd, c->wake_fd, c->rbuf, &c->rlen, c->rcap, deadline_ms,
+                                       "WebSocket", err);
+                if (r < 0 && idle && err && *err && (*err)->status == ETIMEDOUT &&
+                    fs_now_mono_ms() < atomic_load(&c->last_ms) + c->idle_ms) {
+                        ck_error_release(err); /* written to meanwhile: still alive */
+                        continue;
+                }
                 if (r < 0)
                         return -1;
                 if (r == 0) {

@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ws_conn_init(&c, sp[0], NULL, 0, data[0] & 1, 1000, NULL) < 0)
                 abort();
         for (int i = 0; i < 10000; i++) {
-                uint8_t ch;
+                int ch;
                 const uint8_t *d = NULL;
                 size_t len = 0;
                 ck_error_t err = NULL;

@@ -1161,8 +1161,6 @@ static void test_pod_sandbox_stats(void **state)
         done(f, s);
 }
 
-/* A sandbox that does not run: its attributes, no usage.  Unknown, or a
- * container that is not a sandbox: NotFound naming the ID. */
 /* StopContainer is idempotent: a container the engine does not know is
  * stopped (critest's Idempotence spec); another failure is the engine's. */
 static void test_stop_container_gone_is_stopped(void **state)
@@ -1192,6 +1190,8 @@ static void test_stop_container_gone_is_stopped(void **state)
         done(f, s);
 }
 
+/* A sandbox that does not run: its attributes, no usage.  Unknown, or a
+ * container that is not a sandbox: NotFound naming the ID. */
 static void test_pod_sandbox_stats_stopped_and_unknown(void **state)
 {
         (void)state;

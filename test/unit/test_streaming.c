@@ -233,6 +233,15 @@ static int fake_exec(void *ctx, const char *id, char *const *cmd, struct streami
                 *exit_code = 0;
                 return 0;
         }
+        if (strcmp(cmd[0], "tick") == 0) { /* a byte each 100 ms for 1 s */
+                for (int i = 0; i < 10; i++) {
+                        usleep(100 * 1000);
+                        if (io->write(io, 1, ".", 1) < 0)
+                                return ck_error_make(err, 0, "the client went away");
+                }
+                *exit_code = 0;
+                return 0;
+        }
         if (strcmp(cmd[0], "size") == 0) {
                 struct streaming_size sz;
                 assert_int_equal(read(io->resize_fd, &sz, sizeof(sz)), sizeof(sz));
@@ -1132,6 +1141,97 @@ static void test_ws_port_forward(void **state)
         free(url);
 }
 
+/* The client closes first: its close is answered with its code, and
+ * nothing follows (no status after the close). */
+static void test_ws_client_closes(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        assert_int_equal(streaming_get_attach(fx->s, "ctr4", false, false, true, true, &url, NULL),
+                         0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "v5.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "HTTP/1.1 101 "));
+        free(head);
+        static char payload[1 << 16];
+        uint8_t op;
+        size_t len;
+        /* the empty first message, then the attach's output */
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_int_equal(len, 1);
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_string_equal(payload + 1, "attached");
+        ws_send(&c, 0x8, true, "\x03\xe9", 2); /* 1001: going away */
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 1);
+        assert_int_equal(op, 0x8);
+        assert_int_equal(len, 2);
+        assert_memory_equal(payload, "\x03\xe9", 2);
+        /* and then the end, no frame after the close */
+        assert_int_equal(ws_recv(&c, &op, payload, sizeof(payload), &len), 0);
+        close(c.fd);
+        free(url);
+}
+
+/* The idle timeout counts what the server writes too: a command whose
+ * output comes every 100 ms outlives an idle timeout of 300 ms while the
+ * client says nothing; a silent session ends after it. */
+static void test_ws_idle_counts_output(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"tick", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr7", cmd, false, false, true, false, &url, NULL), 0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "v4.channel.k8s.io", "13");
+        free(head);
+        struct ws_gathered g;
+        ws_gather(&c, false, &g);
+        assert_string_equal(g.ch[1], "..........");
+        assert_string_equal(g.ch[3], "{\"metadata\":{},\"status\":\"Success\"}");
+        close(c.fd);
+        free(url);
+
+        /* the attach writes once, then waits: the session ends */
+        assert_int_equal(streaming_get_attach(fx->s, "ctr8", false, false, true, false, &url, NULL),
+                         0);
+        head = ws_open(&c, fx->s, url, "v4.channel.k8s.io", "13");
+        free(head);
+        static char payload[1 << 16];
+        uint8_t op;
+        size_t len;
+        int frames = 0;
+        while (ws_recv(&c, &op, payload, sizeof(payload), &len) == 1)
+                frames++;
+        assert_true(frames >= 2); /* the first message and "attached" */
+        close(c.fd);
+        free(url);
+}
+
+/* base64.channel.k8s.io: a message that does not decode is dropped and the
+ * session goes on (upstream's reader logs it and continues). */
+static void test_ws_base64_bad_message_dropped(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"size", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr9", cmd, true, false, true, false, &url, NULL), 0);
+        struct wsclient c;
+        char *head = ws_open(&c, fx->s, url, "v4.base64.channel.k8s.io", "13");
+        assert_non_null(strstr(head, "Sec-WebSocket-Protocol: v4.base64.channel.k8s.io\r\n"));
+        free(head);
+        ws_send(&c, 0x1, true, "4!!!", 4);
+        const char *resize = "4eyJXaWR0aCI6MywiSGVpZ2h0Ijo0fQ=="; /* {"Width":3,"Height":4} */
+        ws_send(&c, 0x1, true, resize, strlen(resize));
+        struct ws_gathered g;
+        ws_gather(&c, true, &g);
+        assert_string_equal(g.ch[1], "4 3");
+        assert_string_equal(g.ch[3], "{\"metadata\":{},\"status\":\"Success\"}");
+        close(c.fd);
+        free(url);
+}
+
 static void test_ws_refusals(void **state)
 {
         struct fixture *fx = *state;
@@ -1231,6 +1331,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_ws_exec_tty_resize, setup, teardown),
             cmocka_unit_test_setup_teardown(test_ws_port_forward, setup, teardown),
             cmocka_unit_test_setup_teardown(test_ws_refusals, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_client_closes, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_idle_counts_output, setup_short_idle, teardown),
+            cmocka_unit_test_setup_teardown(test_ws_base64_bad_message_dropped, setup, teardown),
             cmocka_unit_test(test_send_watch_gives_up),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
