@@ -33,6 +33,7 @@ int spdy_conn_init(struct spdy_conn *c, int fd, const char *pending, size_t pend
                 return -1;
         }
         pthread_mutex_init(&c->wlock, NULL);
+        atomic_store(&c->last_ms, fs_now_mono_ms());
         return 0;
 }
 
@@ -64,8 +65,9 @@ void spdy_conn_clear(struct spdy_conn *c)
 
 int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_ms, ck_error_t *err)
 {
-        if (deadline_ms == 0 && c->idle_ms > 0)
-                deadline_ms = fs_now_mono_ms() + c->idle_ms;
+        /* idle: nothing read nor written for idle_ms (upstream's streams
+         * count both ways) */
+        bool idle = deadline_ms == 0 && c->idle_ms > 0;
         if (c->taken > 0) { /* the previous frame's bytes, no longer borrowed */
                 memmove(c->rbuf, c->rbuf + c->taken, c->rlen - c->taken);
                 c->rlen -= c->taken;
@@ -78,6 +80,7 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
                         return -1;
                 if (took > 0) {
                         c->taken = (size_t)took;
+                        atomic_store(&c->last_ms, fs_now_mono_ms());
                         return 1;
                 }
                 if (need > SPDY_CONN_READ_MAX)
@@ -87,8 +90,15 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
+                if (idle)
+                        deadline_ms = atomic_load(&c->last_ms) + c->idle_ms;
                 int r =
                     streaming_recv(c->fd, -1, c->rbuf, &c->rlen, c->rcap, deadline_ms, "SPDY", err);
+                if (r < 0 && idle && err && *err && (*err)->status == ETIMEDOUT &&
+                    fs_now_mono_ms() < atomic_load(&c->last_ms) + c->idle_ms) {
+                        ck_error_release(err); /* written to meanwhile: still alive */
+                        continue;
+                }
                 if (r < 0)
                         return -1;
                 if (r == 0) {
@@ -147,6 +157,7 @@ static int send_locked(struct spdy_conn *c, const struct spdy_buf *b)
                 }
                 off += (size_t)w;
         }
+        atomic_store(&c->last_ms, fs_now_mono_ms());
         return 0;
 }
 

@@ -87,9 +87,9 @@ struct streaming_options {
         /* How long a client may take to open its streams (upstream's
          * StreamCreationTimeout, 30 s); 0: that default. */
         int stream_creation_timeout_ms;
-        /* A session ends when the client sends nothing for this long (Go's
-         * clients ping every 5 s; upstream's StreamIdleTimeout, 4 h); 0:
-         * that default. */
+        /* A session ends when nothing is read nor written for this long
+         * (Go's clients also ping every 5 s; upstream's StreamIdleTimeout,
+         * 4 h); 0: that default. */
         int64_t stream_idle_timeout_ms;
 };
 

@@ -28,9 +28,11 @@ struct spdy_conn {
         pthread_mutex_t wlock; /* guards codec.out and the socket's writes */
         uint8_t *rbuf;         /* bytes read and not yet parsed */
         size_t rlen, rcap;
-        size_t taken;       /* the bytes of the frame last returned (borrowed by it) */
-        atomic_bool broken; /* a write failed: the peer is gone */
-        int64_t idle_ms;    /* a read waits at most this long (0: forever) */
+        size_t taken;            /* the bytes of the frame last returned (borrowed by it) */
+        atomic_bool broken;      /* a write failed: the peer is gone */
+        int64_t idle_ms;         /* the session ends after this long with nothing read
+                                  * nor written (0: never) */
+        _Atomic int64_t last_ms; /* the last frame read or written (fs_now_mono_ms) */
 };
 
 /* pending: bytes the client sent after its request head; idle_ms: how
@@ -42,7 +44,7 @@ void spdy_conn_clear(struct spdy_conn *c);
 /* The next frame: 1 with *f (spdy_frame_clear it; its data borrowed
  * until the next call), 0 at EOF, -1 with err (a read error, a protocol
  * error, a frame over 1 MiB, or deadline_ms (fs_now_mono_ms) passed; 0:
- * the connection's idle timeout from now). */
+ * the connection's idle timeout, nothing read nor written for that long). */
 int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_ms, ck_error_t *err);
 /* Each writes one frame (data larger than a frame is split); 0, or -1
  * once the peer is gone. */

@@ -797,6 +797,28 @@ static void test_idle_session_ends(void **state)
         free(url);
 }
 
+/* What the server writes counts too: a command whose output comes every
+ * 100 ms outlives the 300 ms idle timeout while the client says nothing. */
+static void test_idle_counts_output(void **state)
+{
+        struct fixture *fx = *state;
+        char *url = NULL;
+        char *cmd[] = {"tick", NULL};
+        assert_int_equal(
+            streaming_get_exec(fx->s, "ctr7", cmd, false, false, true, false, &url, NULL), 0);
+        struct client c;
+        char *head = client_open(&c, fx->s, url, "v4.channel.k8s.io", "SPDY/3.1");
+        free(head);
+        uint32_t e = client_stream(&c, "error", NULL, NULL);
+        uint32_t out = client_stream(&c, "stdout", NULL, NULL);
+        struct gathered g;
+        gather(&c, out, 0, e, &g);
+        assert_string_equal(g.out, "..........");
+        assert_string_equal(g.status, "{\"metadata\":{},\"status\":\"Success\"}");
+        client_close(&c);
+        free(url);
+}
+
 /* ---- WebSocket -------------------------------------------------------- */
 
 static void test_ws_accept_key(void **state)
@@ -1324,6 +1346,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
             cmocka_unit_test_setup_teardown(test_exec_large_output, setup, teardown),
             cmocka_unit_test_setup_teardown(test_idle_session_ends, setup_short_idle, teardown),
+            cmocka_unit_test_setup_teardown(test_idle_counts_output, setup_short_idle, teardown),
             cmocka_unit_test(test_ws_accept_key),
             cmocka_unit_test(test_ws_parse_frame),
             cmocka_unit_test_setup_teardown(test_ws_exec_v5, setup, teardown),
