@@ -11,6 +11,7 @@
 #include "grpc/grpc.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -314,7 +315,7 @@ int dockershim_create_container(void *ctx, const uint8_t *req, size_t len, int64
         name =
             shim_container_name(c->metadata->name, sbc->metadata->name, sbc->metadata->namespace_,
                                 sbc->metadata->uid, c->metadata->attempt);
-        if (docker_container_create(s->docker, name, cfg, &id, err) < 0) {
+        if (shim_container_create(s, name, cfg, &id, err) < 0) {
                 dockershim_fail(err);
                 goto out;
         }
@@ -379,6 +380,36 @@ int dockershim_start_container(void *ctx, const uint8_t *req, size_t len, int64_
         Runtime__V1__StartContainerResponse r = RUNTIME__V1__START_CONTAINER_RESPONSE__INIT;
         dockershim_pack(&r.base, resp, resp_len);
         return 0;
+}
+
+int shim_container_create(struct dockershim *s, const char *name, json_t *cfg, char **id,
+                          ck_error_t *err)
+{
+        if (docker_container_create(s->docker, name, cfg, id, err) == 0)
+                return 0;
+        if ((*err)->code != DOCKER_ERR_CONFLICT)
+                return -1;
+        cleanup_free char *holder = shim_conflicting_id(ck_error_msg(*err));
+        if (holder == NULL)
+                return -1;
+        LOG_INFO(1, "Unable to create due to a name conflict; removing the container that holds it",
+                 "name=\"%s\" container=\"%s\"", name, holder);
+        ck_error_t e = NULL;
+        if (docker_container_remove(s->docker, holder, false, &e) == 0) {
+                LOG_INFO(1, "Removed the conflicting container", "container=\"%s\"", holder);
+                return -1; /* the kubelet's next try takes the name */
+        }
+        bool gone = e->code == DOCKER_ERR_NOT_FOUND;
+        LOG_ERROR("Failed to remove the conflicting container", "container=\"%s\" err=\"%s\"",
+                  holder, ck_error_msg(e));
+        ck_error_release(&e);
+        if (!gone)
+                return -1;
+        /* the engine keeps a name for a container it does not know */
+        ck_error_release(err);
+        cleanup_free char *other = shim_name_randomized(name);
+        LOG_INFO(2, "Creating the container under a randomized name", "name=\"%s\"", other);
+        return docker_container_create(s->docker, other, cfg, id, err);
 }
 
 int dockershim_stop_container(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms,

@@ -174,6 +174,20 @@ char *dockershim_registry_auth(const char *username, const char *password, const
 char *shim_sandbox_name(const char *pod, const char *ns, const char *uid, uint32_t attempt);
 char *shim_container_name(const char *container, const char *pod, const char *ns, const char *uid,
                           uint32_t attempt);
+/* name with cri-dockerd's random suffix ("_%08x"): for a name the engine
+ * holds for a container it no longer knows. */
+char *shim_name_randomized(const char *name);
+/* The ID in the engine's name-conflict message ("Conflict. ... is already
+ * in use by container \"<id>\""), a new string; NULL for another message. */
+char *shim_conflicting_id(const char *message);
+/* docker_container_create with cri-dockerd's recovery from a name in use
+ * (recoverFromCreationConflictIfNeeded): the container holding it is
+ * removed (not forced) and the create still fails, for the kubelet's next
+ * try; when the engine does not know that container (its stale name
+ * reservation), the create is tried once more under the name with a
+ * random suffix (which shim_parse_name takes). */
+int shim_container_create(struct dockershim *s, const char *name, json_t *cfg, char **id,
+                          ck_error_t *err);
 
 /* A parsed name: container is "POD" for a sandbox. */
 struct shim_name {

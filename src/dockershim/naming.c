@@ -14,10 +14,12 @@
  */
 #include "dockershim/dockershim_internal.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 char *shim_sandbox_name(const char *pod, const char *ns, const char *uid, uint32_t attempt)
 {
@@ -28,6 +30,29 @@ char *shim_container_name(const char *container, const char *pod, const char *ns
                           uint32_t attempt)
 {
         return xasprintf("k8s_%s_%s_%s_%s_%u", container, pod, ns, uid, attempt);
+}
+
+char *shim_name_randomized(const char *name)
+{
+        uint32_t r = 0;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+                r = (uint32_t)fs_now_real_ns(); /* (never short for 4 bytes) */
+        return xasprintf("%s_%08x", name, r);
+}
+
+char *shim_conflicting_id(const char *message)
+{
+        /* the engine's words: Conflict. The container name "/k8s_..." is
+         * already in use by container "<id>". You have to remove ... */
+        const char *c = message ? strstr(message, "Conflict.") : NULL;
+        const char *p = c ? strstr(c, " is already in use by container ") : NULL;
+        if (p == NULL)
+                return NULL;
+        p += strlen(" is already in use by container ");
+        if (*p == '"')
+                p++;
+        size_t n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz");
+        return n > 0 ? xstrndup(p, n) : NULL;
 }
 
 void shim_name_clear(struct shim_name *n)

@@ -404,7 +404,7 @@ int dockershim_run_pod_sandbox(void *ctx, const uint8_t *req, size_t len, int64_
         if (cfg == NULL)
                 goto out;
         name = shim_sandbox_name(m->name, m->namespace_, m->uid, m->attempt);
-        if (docker_container_create(s->docker, name, cfg, &id, err) < 0) {
+        if (shim_container_create(s, name, cfg, &id, err) < 0) {
                 dockershim_fail(err);
                 goto out;
         }

@@ -452,6 +452,31 @@ teardown() {
 	POD_ID=
 }
 
+@test "dockershim: a container name in use: the holder removed, the next create takes the name (cri-dockerd's recovery)" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-conflict-$$-$RANDOM first third
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-conflict", namespace: "default", uid: $uid,
+		attempt: 0}, log_directory: "'"$tmp"'", linux: {}}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "app", attempt: 0}, image: {image: $image},
+		command: ["sleep", "3600"], log_path: "app.log", linux: {}}' >"$tmp/app.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	first=$(crictl create "$POD_ID" "$tmp/app.json" "$tmp/pod.json")
+	# the same name again (a kubelet's retry of a create that did happen):
+	# the engine's conflict, and the container that held the name removed
+	run crictl create "$POD_ID" "$tmp/app.json" "$tmp/pod.json"
+	[ "$status" -ne 0 ]
+	[[ $output == *"is already in use by container"* ]]
+	run crictl inspect "$first"
+	[ "$status" -ne 0 ]
+	# the next try takes the name, and runs
+	third=$(crictl create "$POD_ID" "$tmp/app.json" "$tmp/pod.json")
+	[ "$third" != "$first" ]
+	crictl start "$third"
+	[ "$(crictl inspect -o json "$third" | jq -r .status.state)" = CONTAINER_RUNNING ]
+	[ "$(crictl inspect -o json "$third" | jq -r .status.metadata.name)" = app ]
+	crictl rmp -f "$POD_ID"
+	POD_ID=
+}
+
 @test "dockershim: methods not implemented yet answer Unimplemented" {
 	run crictl metricsp
 	[ "$status" -ne 0 ]

@@ -3,8 +3,9 @@
  * Fuzzes what the dockershim makes of its callers' input (src/dockershim):
  * each CRI method's request as it arrives from the gRPC server, with an
  * engine that is away (every engine call fails at once), and the pure
- * parsers behind them: a container name, a sandbox checkpoint file, a
- * pod's /proc/<pid>/net/dev.  The input is
+ * parsers behind them: a container name (and the engine's name-conflict
+ * message, the same bytes), a sandbox checkpoint file, a pod's
+ * /proc/<pid>/net/dev.  The input is
  *
  *   <selector byte> <bytes>
  *
@@ -15,7 +16,8 @@
  *
  * Checks, beyond memory safety: a method either answers (a message) or
  * fails with a gRPC status (1..16) and a message; a name that parses
- * makes the same name again; a checkpoint that decodes encodes to a file
+ * makes the same name again; a conflict's container ID is a non-empty run
+ * of [0-9a-z] taken from the message; a checkpoint that decodes encodes to a file
  * that decodes to the same data; each interface parsed has a name (no
  * blank, no ':', not lo), one per line at most.
  */
@@ -80,6 +82,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         char *text = xstrndup((const char *)in, len);
         if (sel == n_methods) {
+                /* the same text as the engine's name-conflict message */
+                char *holder = shim_conflicting_id(text);
+                if (holder && (holder[0] == '\0' ||
+                               holder[strspn(holder, "0123456789abcdefghijklmnopqrstuvwxyz")] ||
+                               strstr(text, holder) == NULL))
+                        abort();
+                free(holder);
                 struct shim_name n;
                 if (shim_parse_name(text, &n) == 0) {
                         char *again =

@@ -1161,6 +1161,78 @@ static void test_pod_sandbox_stats(void **state)
         done(f, s);
 }
 
+/* The engine's name-conflict message: the ID of the container that holds
+ * the name; another message: none. */
+static void test_conflicting_id(void **state)
+{
+        (void)state;
+        char *id = shim_conflicting_id(
+            "create container `k8s_a_p_ns_u_0`: Conflict. The container name \"/k8s_a_p_ns_u_0\" "
+            "is already in use by container \"0a1b2c\". You have to remove (or rename) that "
+            "container to be able to reuse that name.");
+        assert_string_equal(id, "0a1b2c");
+        free(id);
+        id = shim_conflicting_id("Conflict. x is already in use by container 77ff");
+        assert_string_equal(id, "77ff");
+        free(id);
+        assert_null(shim_conflicting_id("Conflict. You cannot remove a running container"));
+        assert_null(shim_conflicting_id("is already in use by container \"0a\""));
+        assert_null(shim_conflicting_id(NULL));
+        /* the randomized name still parses, as the same pod's */
+        char *r = shim_name_randomized("k8s_app_web_ns_u1_2");
+        assert_int_equal(strlen(r), strlen("k8s_app_web_ns_u1_2") + 9);
+        struct shim_name n;
+        assert_int_equal(shim_parse_name(r, &n), 0);
+        assert_string_equal(n.container, "app");
+        assert_string_equal(n.uid, "u1");
+        assert_int_equal(n.attempt, 2);
+        shim_name_clear(&n);
+        free(r);
+}
+
+/* cri-dockerd's recovery from a name in use: the container holding it is
+ * removed (not forced) and the create fails, for the next try; when the
+ * engine does not know that container, the create is tried again under a
+ * randomized name. */
+static void test_create_name_conflict(void **state)
+{
+        (void)state;
+#define CONFLICT                                                                                   \
+        "{\"message\":\"Conflict. The container name \\\"/k8s_app_web_ns_u1_2\\\" is already in "  \
+        "use by container \\\"dead01\\\". You have to remove (or rename) that container to be "    \
+        "able to reuse that name.\"}"
+        static const struct answer script[] = {
+            {200, VERSION_141},
+            {409, CONFLICT},
+            {204, ""},
+            {409, CONFLICT},
+            {404, "{\"message\":\"No such container: dead01\"}"},
+            {201, "{\"Id\":\"new1\"}"},
+        };
+#undef CONFLICT
+        struct fake *f = fake_start_unix(script, 6, sock_path);
+        struct dockershim *s = shim_on();
+        json_t *cfg = json_pack("{s:s}", "Image", "busybox");
+        char *id = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(shim_container_create(s, "k8s_app_web_ns_u1_2", cfg, &id, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "is already in use"));
+        ck_error_release(&err);
+        assert_null(id);
+        assert_string_equal(f->req[2], "DELETE /v1.41/containers/dead01?v=1");
+        if (shim_container_create(s, "k8s_app_web_ns_u1_2", cfg, &id, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        assert_string_equal(id, "new1");
+        free(id);
+        assert_string_equal(f->req[4], "DELETE /v1.41/containers/dead01?v=1");
+        assert_non_null(
+            strstr(f->req[5], "POST /v1.41/containers/create?name=k8s_app_web_ns_u1_2_"));
+        assert_int_equal(strlen(strstr(f->req[5], "name=") + 5),
+                         strlen("k8s_app_web_ns_u1_2_") + 8);
+        json_decref(cfg);
+        done(f, s);
+}
+
 /* StopContainer is idempotent: a container the engine does not know is
  * stopped (critest's Idempotence spec); another failure is the engine's. */
 static void test_stop_container_gone_is_stopped(void **state)
@@ -1399,6 +1471,8 @@ int main(void)
             cmocka_unit_test(test_pod_sandbox_stats),
             cmocka_unit_test(test_pod_sandbox_stats_stopped_and_unknown),
             cmocka_unit_test(test_stop_container_gone_is_stopped),
+            cmocka_unit_test(test_conflicting_id),
+            cmocka_unit_test(test_create_name_conflict),
             cmocka_unit_test(test_list_pod_sandbox_stats),
             cmocka_unit_test(test_reopen_container_log),
             cmocka_unit_test(test_update_runtime_config),
