@@ -56,6 +56,10 @@ static void usage(FILE *f)
                 "  --streaming-bind-addr string        the exec/attach/port-forward streaming\n"
                 "                                      server's address[:port] (default\n"
                 "                                      \"127.0.0.1\", an ephemeral port)\n"
+                "  --streaming-connection-idle-timeout duration\n"
+                "                                      a stream session ends after this long\n"
+                "                                      with nothing read nor written (default\n"
+                "                                      4h0m0s, the kubelet's)\n"
                 "  -v, --v int                         log verbosity\n"
                 "  --version                           print the version and exit\n"
                 "  -h, --help                          this help\n",
@@ -88,6 +92,7 @@ int main(int argc, char **argv)
                 OPT_ROOT,
                 OPT_RESTRICT_OOM,
                 OPT_STREAMING,
+                OPT_STREAMING_IDLE,
         };
         static const struct option opts[] = {
             {"docker-endpoint", required_argument, NULL, OPT_DOCKER},
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
             {"root-directory", required_argument, NULL, OPT_ROOT},
             {"restrict-oom-score-adj", no_argument, NULL, OPT_RESTRICT_OOM},
             {"streaming-bind-addr", required_argument, NULL, OPT_STREAMING},
+            {"streaming-connection-idle-timeout", required_argument, NULL, OPT_STREAMING_IDLE},
             {"v", required_argument, NULL, 'v'},
             {"version", no_argument, NULL, OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
@@ -130,6 +136,17 @@ int main(int argc, char **argv)
                                 fprintf(stderr,
                                         "ckubelet-dockershim: invalid argument \"%s\" for "
                                         "\"--runtime-request-timeout\": %s\n",
+                                        optarg, err ? ck_error_msg(err) : "not positive");
+                                ck_error_release(&err);
+                                return 1;
+                        }
+                        break;
+                case OPT_STREAMING_IDLE:
+                        if (config_parse_duration(optarg, &o.streaming_idle_timeout_ms, &err) < 0 ||
+                            o.streaming_idle_timeout_ms <= 0) {
+                                fprintf(stderr,
+                                        "ckubelet-dockershim: invalid argument \"%s\" for "
+                                        "\"--streaming-connection-idle-timeout\": %s\n",
                                         optarg, err ? ck_error_msg(err) : "not positive");
                                 ck_error_release(&err);
                                 return 1;

@@ -278,7 +278,8 @@ int dockershim_start(const struct dockershim_options *o, struct dockershim **out
                         goto fail;
                 }
         }
-        if (dockershim_streaming_start(s, o->streaming_bind_addr, err) < 0)
+        if (dockershim_streaming_start(s, o->streaming_bind_addr, o->streaming_idle_timeout_ms,
+                                       err) < 0)
                 goto fail;
         size_t n = 0;
         s->methods = dockershim_methods(s, &n);

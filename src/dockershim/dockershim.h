@@ -25,17 +25,18 @@
 #include <stdint.h>
 
 struct dockershim_options {
-        const char *docker_endpoint;     /* unix:///var/run/docker.sock */
-        const char *listen;              /* unix:///run/ckubelet-dockershim.sock */
-        const char *pod_infra_image;     /* the sandbox image: pinned, never removed by GC */
-        int64_t request_timeout_ms;      /* each Docker call's deadline (not pulls) */
-        const char *root_dir;            /* sandbox checkpoints, CNI results */
-        const char *cni_conf_dir;        /* /etc/cni/net.d */
-        const char *cni_bin_dirs;        /* /opt/cni/bin (',' or ':' separated) */
-        bool restrict_oom_score_adj;     /* no container below the shim's own OOM score
-                                          * adjustment (containerd's restrict_oom_score_adj) */
-        const char *streaming_bind_addr; /* the streaming server's "host[:port]";
-                                          * NULL: 127.0.0.1, an ephemeral port */
+        const char *docker_endpoint;       /* unix:///var/run/docker.sock */
+        const char *listen;                /* unix:///run/ckubelet-dockershim.sock */
+        const char *pod_infra_image;       /* the sandbox image: pinned, never removed by GC */
+        int64_t request_timeout_ms;        /* each Docker call's deadline (not pulls) */
+        const char *root_dir;              /* sandbox checkpoints, CNI results */
+        const char *cni_conf_dir;          /* /etc/cni/net.d */
+        const char *cni_bin_dirs;          /* /opt/cni/bin (',' or ':' separated) */
+        bool restrict_oom_score_adj;       /* no container below the shim's own OOM score
+                                            * adjustment (containerd's restrict_oom_score_adj) */
+        const char *streaming_bind_addr;   /* the streaming server's "host[:port]";
+                                            * NULL: 127.0.0.1, an ephemeral port */
+        int64_t streaming_idle_timeout_ms; /* a stream session's idle timeout; 0: 4 h */
 };
 
 struct dockershim;

@@ -129,7 +129,8 @@ int dockershim_list_pod_sandbox_stats(void *ctx, const uint8_t *req, size_t len,
 
 /* streaming.c: the streaming server on bind_addr ("host[:port]"), and the
  * CRI calls that hand out its URLs. */
-int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, ck_error_t *err);
+int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, int64_t idle_ms,
+                               ck_error_t *err);
 int dockershim_exec(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,
                     size_t *resp_len, ck_error_t *err);
 int dockershim_attach(void *ctx, const uint8_t *req, size_t len, int64_t timeout_ms, uint8_t **resp,

@@ -280,7 +280,8 @@ static int stream_port_dial(void *ctx, const char *sandbox_id, int32_t port, int
         return 0;
 }
 
-int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, ck_error_t *err)
+int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, int64_t idle_ms,
+                               ck_error_t *err)
 {
         struct streaming_runtime rt = {
             .exec = stream_exec,
@@ -311,7 +312,8 @@ int dockershim_streaming_start(struct dockershim *s, const char *bind_addr, ck_e
                         return ck_error_make(err, 0, "streaming address `%s`: bad port", a);
                 port = (int)v;
         }
-        struct streaming_options o = {.address = host, .port = port};
+        struct streaming_options o = {
+            .address = host, .port = port, .stream_idle_timeout_ms = idle_ms};
         return streaming_server_start(&o, &rt, &s->streaming, err);
 }
 

@@ -142,6 +142,10 @@ teardown() {
 		crictl stopp "$POD_ID" >/dev/null 2>&1 || true
 		crictl rmp -f "$POD_ID" >/dev/null 2>&1 || true
 	fi
+	# a second shim a test started
+	if [[ -f $BATS_TEST_TMPDIR/shim.pid ]]; then
+		kill "$(<"$BATS_TEST_TMPDIR/shim.pid")" 2>/dev/null || true
+	fi
 }
 
 @test "dockershim: a pod sandbox on the CNI bridge, a container in it: exec, logs, stop, remove" {
@@ -475,6 +479,48 @@ teardown() {
 	[ "$(crictl inspect -o json "$third" | jq -r .status.metadata.name)" = app ]
 	crictl rmp -f "$POD_ID"
 	POD_ID=
+}
+
+@test "dockershim: --streaming-connection-idle-timeout ends a silent stream session; a bad value is refused" {
+	local tmp=$BATS_TEST_TMPDIR uid=e2e-dockershim-idle-$$-$RANDOM shim_pid ctr start out rc
+	run "$BUILD/ckubelet-dockershim" --streaming-connection-idle-timeout=abc
+	[ "$status" -eq 1 ]
+	[[ $output == *'invalid argument "abc" for "--streaming-connection-idle-timeout"'* ]]
+	# a second shim on the same engine, its sessions idle after 2 s
+	"$BUILD/ckubelet-dockershim" --docker-endpoint "unix://$CK_DOCKER_DIR/docker.sock" \
+		--listen "unix://$tmp/shim.sock" --root-directory "$tmp/root" \
+		--cni-conf-dir "$CK_DOCKER_DIR/net.d" --cni-bin-dir /usr/lib/cni \
+		--pod-infra-container-image localhost/pause:3.10 --restrict-oom-score-adj \
+		--streaming-connection-idle-timeout=2s >"$tmp/shim.log" 2>&1 &
+	shim_pid=$!
+	echo "$shim_pid" >"$tmp/shim.pid"
+	wait_for -t 10 test -S "$tmp/shim.sock"
+	local CONTAINER_RUNTIME_ENDPOINT=unix://$tmp/shim.sock IMAGE_SERVICE_ENDPOINT=unix://$tmp/shim.sock
+	jq -n --arg uid "$uid" '{metadata: {name: "e2e-idle", namespace: "default", uid: $uid,
+		attempt: 0}, log_directory: "'"$tmp"'", linux: {}}' >"$tmp/pod.json"
+	jq -n --arg image "$BUSYBOX_IMAGE" '{metadata: {name: "main"}, image: {image: $image},
+		command: ["sleep", "3600"], log_path: "main.log", linux: {}}' >"$tmp/main.json"
+	POD_ID=$(crictl runp "$tmp/pod.json")
+	ctr=$(crictl create "$POD_ID" "$tmp/main.json" "$tmp/pod.json")
+	crictl start "$ctr"
+	# no output for 20 s: crictl's pings come every 5 s, so the session
+	# ends after 2 s, long before the command would (the client sees its
+	# end without a status: Go's executor takes that for success, so the
+	# exit code says nothing here)
+	start=$SECONDS
+	rc=0
+	out=$(timeout 25 "$CRICTL" --config /dev/null --runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+		exec "$ctr" sh -c 'sleep 20; echo late' 2>&1) || rc=$?
+	echo "rc=$rc after $((SECONDS - start)) s: $out"
+	[ "$rc" -ne 124 ]
+	((SECONDS - start < 15))
+	[[ $out != *late* ]]
+	# a session with output is not idle
+	[ "$(crictl exec "$ctr" sh -c 'for i in 1 2 3 4; do echo $i; sleep 1; done' | tr -d '\n')" = 1234 ]
+	crictl rmp -f "$POD_ID"
+	POD_ID=
+	kill "$shim_pid"
+	wait "$shim_pid" || true
 }
 
 @test "dockershim: methods not implemented yet answer Unimplemented" {
