@@ -9,7 +9,9 @@
  * name), --root-directory (cri-dockerd's --cri-dockerd-root-directory) and
  * --restrict-oom-score-adj (containerd's option of that name),
  * --streaming-bind-addr (cri-dockerd's; here loopback and an ephemeral port
- * by default, as containerd's stream server).
+ * by default, as containerd's stream server) and
+ * --streaming-connection-idle-timeout (the kubelet's; cri-dockerd has the
+ * setting without a flag).
  */
 #include "config/kubeletconfig.h"
 #include "dockershim/dockershim.h"
