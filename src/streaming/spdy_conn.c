@@ -65,9 +65,6 @@ void spdy_conn_clear(struct spdy_conn *c)
 
 int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_ms, ck_error_t *err)
 {
-        /* idle: nothing read nor written for idle_ms (upstream's streams
-         * count both ways) */
-        bool idle = deadline_ms == 0 && c->idle_ms > 0;
         if (c->taken > 0) { /* the previous frame's bytes, no longer borrowed */
                 memmove(c->rbuf, c->rbuf + c->taken, c->rlen - c->taken);
                 c->rlen -= c->taken;
@@ -90,15 +87,9 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
-                if (idle)
-                        deadline_ms = atomic_load(&c->last_ms) + c->idle_ms;
-                int r =
-                    streaming_recv(c->fd, -1, c->rbuf, &c->rlen, c->rcap, deadline_ms, "SPDY", err);
-                if (r < 0 && idle && err && *err && (*err)->status == ETIMEDOUT &&
-                    fs_now_mono_ms() < atomic_load(&c->last_ms) + c->idle_ms) {
-                        ck_error_release(err); /* written to meanwhile: still alive */
-                        continue;
-                }
+                struct streaming_idle idle = {&c->last_ms, c->idle_ms};
+                int r = streaming_recv(c->fd, -1, c->rbuf, &c->rlen, c->rcap, deadline_ms, &idle,
+                                       "SPDY", err);
                 if (r < 0)
                         return -1;
                 if (r == 0) {
@@ -112,10 +103,15 @@ int spdy_conn_read(struct spdy_conn *c, struct spdy_frame *f, int64_t deadline_m
 }
 
 int streaming_recv(int fd, int wake, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
-                   const char *what, ck_error_t *err)
+                   const struct streaming_idle *idle, const char *what, ck_error_t *err)
 {
+        /* idle: nothing read nor written for idle_ms, the last of either
+         * read again at each wait (upstream's streams count both ways) */
+        bool idle_mode = deadline_ms == 0 && idle && idle->idle_ms > 0;
         for (;;) {
                 int timeout = -1;
+                if (idle_mode)
+                        deadline_ms = atomic_load(idle->last_ms) + idle->idle_ms;
                 if (deadline_ms > 0) {
                         int64_t left = deadline_ms - fs_now_mono_ms();
                         if (left <= 0)

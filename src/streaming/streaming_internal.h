@@ -59,12 +59,20 @@ int spdy_conn_goaway(struct spdy_conn *c);
  * (pending). */
 int streaming_conn_setup(int fd, const char *pending, size_t pending_len, uint8_t **rbuf,
                          size_t *rlen, size_t *rcap, const char *what, ck_error_t *err);
+/* A connection's idle timeout: idle_ms (0: none) after last_ms, the last
+ * frame read or written (fs_now_mono_ms), which other threads move on. */
+struct streaming_idle {
+        _Atomic int64_t *last_ms;
+        int64_t idle_ms;
+};
+
 /* Waits until fd has bytes and appends them to buf[*len..cap) (cap >
  * *len): 1 when some came, 0 at EOF, -1 with err (what names the protocol)
- * on a read error, once deadline_ms (fs_now_mono_ms; 0: none) passed
- * (status ETIMEDOUT), or when wake (-1: none) is readable (ECANCELED). */
+ * on a read error, once deadline_ms (fs_now_mono_ms) passed or, when it is
+ * 0, the idle timeout (idle, may be NULL: none) has (status ETIMEDOUT), or
+ * when wake (-1: none) is readable (ECANCELED). */
 int streaming_recv(int fd, int wake, uint8_t *buf, size_t *len, size_t cap, int64_t deadline_ms,
-                   const char *what, ck_error_t *err);
+                   const struct streaming_idle *idle, const char *what, ck_error_t *err);
 
 /* One WebSocket connection (websocket.c) on a hijacked socket, with
  * Kubernetes' channel framing: messages read by one thread, written by

@@ -276,9 +276,6 @@ static int channel_of(struct ws_conn *c, int *channel, const uint8_t **data, siz
 int ws_conn_read(struct ws_conn *c, int *channel, const uint8_t **data, size_t *len,
                  int64_t deadline_ms, ck_error_t *err)
 {
-        /* idle: nothing read nor written for idle_ms (upstream's wsstream
-         * pushes its deadline back at each read and each write) */
-        bool idle = deadline_ms == 0 && c->idle_ms > 0;
         c->msg_len = 0;
         bool in_message = false;
         for (;;) {
@@ -336,15 +333,9 @@ int ws_conn_read(struct ws_conn *c, int *channel, const uint8_t **data, size_t *
                         c->rbuf = xrealloc(c->rbuf, need);
                         c->rcap = need;
                 }
-                if (idle)
-                        deadline_ms = atomic_load(&c->last_ms) + c->idle_ms;
+                struct streaming_idle idle = {&c->last_ms, c->idle_ms};
                 int r = streaming_recv(c->fd, c->wake_fd, c->rbuf, &c->rlen, c->rcap, deadline_ms,
-                                       "WebSocket", err);
-                if (r < 0 && idle && err && *err && (*err)->status == ETIMEDOUT &&
-                    fs_now_mono_ms() < atomic_load(&c->last_ms) + c->idle_ms) {
-                        ck_error_release(err); /* written to meanwhile: still alive */
-                        continue;
-                }
+                                       &idle, "WebSocket", err);
                 if (r < 0)
                         return -1;
                 if (r == 0) {
