@@ -11,6 +11,7 @@
 #include "util/sleep.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -64,6 +65,24 @@ static void observations_of(const struct stats_eviction_view *v, struct eviction
         for (int i = 0; i < EVICTION_N_SIGNALS; i++)
                 obs[i] = (struct eviction_observation){src[i]->ok, src[i]->available,
                                                        src[i]->capacity, src[i]->time_ns};
+}
+
+/* upstream debugLogObservations: each signal observed, at -v=3 */
+static void log_observations(const char *what, const struct eviction_observation *obs)
+{
+        if (!LOG_V(3))
+                return;
+        for (int i = 0; i < EVICTION_N_SIGNALS; i++) {
+                if (!obs[i].ok)
+                        continue;
+                char at[32];
+                LOG_INFO(3, "Eviction manager:",
+                         "log=\"%s\" signal=\"%s\" resourceName=\"%s\" available=%" PRId64
+                         " capacity=%" PRId64 " time=\"%s\"",
+                         what, eviction_signal_name(i), eviction_signal_resource(i),
+                         obs[i].available, obs[i].capacity,
+                         obs[i].time_ns ? fs_format_rfc3339(obs[i].time_ns, at) : "");
+        }
 }
 
 static bool disk_signal(enum eviction_signal s)
@@ -333,6 +352,7 @@ static char **synchronize(struct eviction_loop *l)
                         ck_error_release(&err);
                 }
         }
+        log_observations("observations", obs);
         struct eviction_decision d;
         eviction_observe(l->state, obs, fs_now_mono_ms(), &d);
         unsigned before = atomic_exchange(&l->conditions, d.conditions);
@@ -370,6 +390,7 @@ static char **synchronize(struct eviction_loop *l)
                 if (stats_eviction_view(l->stats, true, false, &fresh, &err) == 0) {
                         struct eviction_observation now[EVICTION_N_SIGNALS];
                         observations_of(&fresh, now);
+                        log_observations("observations after resource reclaim", now);
                         bool still = eviction_still_met(l->state, now);
                         stats_eviction_view_release(&fresh);
                         if (!still) {

@@ -20,6 +20,8 @@ teardown_file() {
 }
 
 teardown() {
+	# a failed test shows what the eviction manager decided, and when
+	[[ -n ${BATS_TEST_COMPLETED:-} ]] || ckubelet_log_lines 'Eviction manager|PIDPressure|MemoryPressure|DiskPressure'
 	# each test starts its own node: its pods go with it
 	kubectl delete pods --all -n "$TEST_NS" --grace-period=0 --force --wait=false \
 		>/dev/null 2>&1 || true
@@ -49,6 +51,14 @@ node_metric() { # SAMPLE: the value of a sample of the node's /metrics (read-onl
 	curl -sf --max-time 5 "http://127.0.0.1:$CKUBELET_READ_ONLY_PORT/metrics" |
 		awk -v s="$1" '$1 == s { print $2 }'
 }
+evictions_are() { # SIGNAL N: kubelet_evictions of SIGNAL is N (says what it is otherwise)
+	local got
+	got=$(node_metric "kubelet_evictions{eviction_signal=\"$1\"}")
+	[[ $got == "$2" ]] || {
+		echo "kubelet_evictions{eviction_signal=\"$1\"} is '$got', not $2" >&2
+		return 1
+	}
+}
 
 @test "pid.available: the pod with the most processes is evicted, PIDPressure meanwhile, another pod refused, the bystander runs on" {
 	# the threshold 800 processes below what is free now
@@ -76,7 +86,7 @@ node_metric() { # SAMPLE: the value of a sample of the node's /metrics (read-onl
 	[ "$(disruption_reason forker)" = TerminationByKubelet ]
 	wait_for -t 30 test -n "$(evicted_event forker)"
 	[ "$(evicted_event forker)" = "$(status_message forker)" ]
-	[ "$(node_metric 'kubelet_evictions{eviction_signal="pid.available"}')" = 1 ]
+	evictions_are pid.available 1
 	kpod_phase_is "$TEST_NS" bystander Running
 	[ "$(kpod_field "$TEST_NS" bystander '{.status.containerStatuses[0].restartCount}')" = 0 ]
 	# the processes are gone: no pressure once the transition period passed
@@ -111,7 +121,7 @@ node_metric() { # SAMPLE: the value of a sample of the node's /metrics (read-onl
 	wait_for -t 60 evicted burstable
 	[[ $(status_message burstable) == "The node was low on resource: memory. Threshold quantity: 64Gi, available: "* ]]
 	[ "$(disruption_reason burstable)" = TerminationByKubelet ]
-	[ "$(node_metric 'kubelet_evictions{eviction_signal="memory.available"}')" = 1 ]
+	evictions_are memory.available 1
 }
 
 @test "nodefs.available on a small root directory: the pod filling its emptyDir is evicted and its volume freed, the other pod runs on" {
@@ -205,7 +215,7 @@ node_metric() { # SAMPLE: the value of a sample of the node's /metrics (read-onl
 	[ "$(status_message limited)" = 'Container main exceeded its local ephemeral storage limit "5Mi". ' ]
 	# upstream adds no DisruptionTarget on this path
 	[ "$(disruption_reason sized)" = null ]
-	[ "$(node_metric 'kubelet_evictions{eviction_signal="emptydirfs.limit"}')" = 1 ]
-	[ "$(node_metric 'kubelet_evictions{eviction_signal="ephemeralcontainerfs.limit"}')" = 1 ]
+	evictions_are emptydirfs.limit 1
+	evictions_are ephemeralcontainerfs.limit 1
 	kpod_phase_is "$TEST_NS" within Running
 }

@@ -201,6 +201,15 @@ start_ckubelet() {
 	done
 }
 
+# ckubelet_log_lines REGEX: the last 40 lines of the agent's log that match
+# REGEX (grep -E), on stderr: what a failed test shows of the agent's
+# decisions.  Nothing when there is no log.
+ckubelet_log_lines() {
+	[[ -f ${CKUBELET_LOG:-} ]] || return 0
+	echo "last lines of $CKUBELET_LOG matching '$1':" >&2
+	grep -E -- "$1" "$CKUBELET_LOG" | tail -n 40 >&2 || true
+}
+
 # ckubelet_status_file: where start_ckubelet's subshell writes the exit
 # status of the agent of CKUBELET_PIDFILE.
 ckubelet_status_file() {
