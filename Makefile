@@ -7,7 +7,7 @@ BUILD       ?= build
 CC          ?= gcc
 PKGS        := libnghttp2 libprotobuf-c jansson yaml-0.1 libssl libcrypto zlib
 # libsystemd: headers only; the agent loads it when the systemd cgroup driver
-# is used (src/cm/sdbus.c)
+# is used (src/util/sdbus.c)
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) libsystemd 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN        := -Wall -Wextra -Werror -Wno-format-zero-length -Wno-missing-field-initializers

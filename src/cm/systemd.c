@@ -4,7 +4,7 @@
  * ResourcesProperties derive from the resources), over sd-bus. */
 #include "cm/systemd.h"
 #include "cm/cm.h"
-#include "cm/sdbus.h"
+#include "util/sdbus.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -302,6 +302,20 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         json_t *logging = must(json_object());
         put(logging, "verbosity", json_integer(cfg->verbosity));
         put(kc, "logging", logging);
+        put_duration(kc, "shutdownGracePeriod", cfg->shutdown_grace_period_ms);
+        put_duration(kc, "shutdownGracePeriodCriticalPods",
+                     cfg->shutdown_grace_period_critical_pods_ms);
+        if (cfg->n_shutdown_by_priority) {
+                json_t *list = json_array();
+                for (size_t i = 0; i < cfg->n_shutdown_by_priority; i++)
+                        json_array_append_new(list,
+                                              json_pack("{s:i, s:I}", "priority",
+                                                        (int)cfg->shutdown_by_priority[i].priority,
+                                                        "shutdownGracePeriodSeconds",
+                                                        (json_int_t)cfg->shutdown_by_priority[i]
+                                                            .shutdown_grace_period_seconds));
+                put(kc, "shutdownGracePeriodByPodPriority", list);
+        }
         put(kc, "enableDebugFlagsHandler", json_boolean(cfg->enable_debug_flags_handler));
         put(kc, "registerNode", json_boolean(cfg->register_node));
         put_string(kc, "containerRuntimeEndpoint", cfg->container_runtime_endpoint);

@@ -254,6 +254,9 @@ void kubelet_config_release(struct kubelet_config *cfg)
         kcfg_kv_clear(&cfg->eviction_soft);
         kcfg_kv_clear(&cfg->eviction_soft_grace);
         kcfg_kv_clear(&cfg->eviction_minimum_reclaim);
+        free(cfg->shutdown_by_priority);
+        cfg->shutdown_by_priority = NULL;
+        cfg->n_shutdown_by_priority = 0;
 }
 
 void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
@@ -266,6 +269,12 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
         dst->cluster_dns = kcfg_strv_dup(src->cluster_dns);
         dst->allowed_unsafe_sysctls = kcfg_strv_dup(src->allowed_unsafe_sysctls);
         dst->tls_cipher_suites = kcfg_strv_dup(src->tls_cipher_suites);
+        dst->shutdown_by_priority = NULL;
+        if (src->n_shutdown_by_priority) {
+                size_t size = src->n_shutdown_by_priority * sizeof(*src->shutdown_by_priority);
+                dst->shutdown_by_priority = xmalloc(size);
+                memcpy(dst->shutdown_by_priority, src->shutdown_by_priority, size);
+        }
         memset(&dst->node_labels, 0, sizeof(dst->node_labels));
         memset(&dst->system_reserved, 0, sizeof(dst->system_reserved));
         memset(&dst->kube_reserved, 0, sizeof(dst->kube_reserved));

@@ -17,6 +17,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* a shutdownGracePeriodByPodPriority entry */
+struct kcfg_shutdown_priority {
+        int32_t priority;
+        int64_t shutdown_grace_period_seconds;
+};
+
 struct kubelet_config {
         /* flags only (not in KubeletConfiguration) */
         char *config_file;                /* --config */
@@ -90,6 +96,12 @@ struct kubelet_config {
         int64_t eviction_pressure_transition_ms; /* --eviction-pressure-transition-period, 5m */
         int32_t eviction_max_pod_grace_period;   /* --eviction-max-pod-grace-period, 0 */
         bool merge_default_eviction_settings;    /* mergeDefaultEvictionSettings */
+        /* graceful node shutdown (src/nodeshutdown): shutdownGracePeriod
+         * and shutdownGracePeriodCriticalPods, or the by-priority list */
+        int64_t shutdown_grace_period_ms;
+        int64_t shutdown_grace_period_critical_pods_ms;
+        struct kcfg_shutdown_priority *shutdown_by_priority;
+        size_t n_shutdown_by_priority;
         /* --volume-stats-agg-period / volumeStatsAggPeriod, 1m (negative:
          * no volume stats) */
         int64_t volume_stats_agg_period_ms;

@@ -120,6 +120,9 @@ static const struct field_def fields[] = {
       KCFG_DEFAULT_EVICTION_TRANSITION_MS),
     F("evictionMaxPodGracePeriod", FT_INT32, eviction_max_pod_grace_period, NULL, 0),
     F("mergeDefaultEvictionSettings", FT_BOOL, merge_default_eviction_settings, NULL, 0),
+    F("shutdownGracePeriod", FT_DURATION, shutdown_grace_period_ms, NULL, 0),
+    F("shutdownGracePeriodCriticalPods", FT_DURATION, shutdown_grace_period_critical_pods_ms, NULL,
+      0),
     F("volumeStatsAggPeriod", FT_DURATION, volume_stats_agg_period_ms, NULL,
       KCFG_DEFAULT_VOLUME_STATS_AGG_MS),
     F("registerNode", FT_BOOL, register_node, NULL, 0),
@@ -296,6 +299,60 @@ static int decode_logging(struct decoder *d, json_t *v, ck_error_t *err)
         return 0;
 }
 
+/* a strict decoding error for a member the schema does not have */
+static void add_unknown(struct decoder *d, const char *key)
+{
+        char *q = kcfg_quote(key);
+        char *msg = xasprintf("unknown field %s", q);
+        append_list(&d->unknown, ", ", msg);
+        free(msg);
+        free(q);
+}
+
+/* shutdownGracePeriodByPodPriority: [{priority, shutdownGracePeriodSeconds}] */
+static int decode_shutdown_by_priority(struct decoder *d, json_t *v, ck_error_t *err)
+{
+        static const char *const field = "shutdownGracePeriodByPodPriority";
+        if (json_is_null(v))
+                return 0;
+        if (!json_is_array(v))
+                return type_error(d, field, "an array", err);
+        struct kubelet_config *cfg = d->cfg;
+        free(cfg->shutdown_by_priority);
+        cfg->n_shutdown_by_priority = json_array_size(v);
+        cfg->shutdown_by_priority =
+            xcalloc(cfg->n_shutdown_by_priority + 1, sizeof(*cfg->shutdown_by_priority));
+        size_t i;
+        json_t *item;
+        json_array_foreach(v, i, item)
+        {
+                if (!json_is_object(item))
+                        return type_error(d, field, "an array of objects", err);
+                const char *key;
+                json_t *member;
+                json_object_foreach(item, key, member)
+                {
+                        int64_t n = 0;
+                        if (strcmp(key, "priority") == 0) {
+                                if (decode_int(d, "shutdownGracePeriodByPodPriority.priority",
+                                               member, INT32_MIN, INT32_MAX, &n, err) < 0)
+                                        return -1;
+                                cfg->shutdown_by_priority[i].priority = (int32_t)n;
+                        } else if (strcmp(key, "shutdownGracePeriodSeconds") == 0) {
+                                if (decode_int(d,
+                                               "shutdownGracePeriodByPodPriority."
+                                               "shutdownGracePeriodSeconds",
+                                               member, INT64_MIN, INT64_MAX, &n, err) < 0)
+                                        return -1;
+                                cfg->shutdown_by_priority[i].shutdown_grace_period_seconds = n;
+                        } else {
+                                add_unknown(d, key);
+                        }
+                }
+        }
+        return 0;
+}
+
 static const struct field_def *find_field(const char *name)
 {
         for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
@@ -328,11 +385,7 @@ static int decode_nested(struct decoder *d, const char *path, json_t *v, ck_erro
                            strcmp(sub, "authorization.webhook") == 0) {
                         ret = decode_nested(d, sub, item, err);
                 } else {
-                        char *q = kcfg_quote(sub);
-                        char *msg = xasprintf("unknown field %s", q);
-                        append_list(&d->unknown, ", ", msg);
-                        free(msg);
-                        free(q);
+                        add_unknown(d, sub);
                 }
                 if (ret < 0)
                         return -1;
@@ -372,6 +425,8 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
         }
         if (strcmp(key, "logging") == 0)
                 return decode_logging(d, v, err);
+        if (strcmp(key, "shutdownGracePeriodByPodPriority") == 0)
+                return decode_shutdown_by_priority(d, v, err);
         if (strcmp(key, "authentication") == 0 || strcmp(key, "authorization") == 0)
                 return decode_nested(d, key, v, err);
         if (kcfg_upstream_field_known(key)) {
@@ -382,11 +437,7 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
                 append_list(&d->ignored, ", ", key);
                 return 0;
         }
-        char *q = kcfg_quote(key);
-        char *msg = xasprintf("unknown field %s", q);
-        append_list(&d->unknown, ", ", msg);
-        free(msg);
-        free(q);
+        add_unknown(d, key);
         return 0;
 }
 

@@ -291,6 +291,36 @@ static void check_positive_period(struct msgs *m, const char *field, const char 
                 msgs_add(m, "invalid configuration: %s %s must be greater than 0", field, d);
 }
 
+/* upstream's checks of the graceful node shutdown fields (its feature
+ * gates GracefulNodeShutdown and ...BasedOnPodPriority on, their default) */
+static void check_shutdown(struct msgs *m, const struct kubelet_config *cfg)
+{
+        int64_t grace = cfg->shutdown_grace_period_ms;
+        int64_t critical = cfg->shutdown_grace_period_critical_pods_ms;
+        char g[64], c[64];
+        go_duration_format_ms(grace, g, sizeof(g));
+        go_duration_format_ms(critical, c, sizeof(c));
+        if (critical > grace)
+                msgs_add(m,
+                         "invalid configuration: shutdownGracePeriodCriticalPods %s must be <= "
+                         "shutdownGracePeriod %s",
+                         c, g);
+        if (grace < 0 || (grace > 0 && grace < 1000))
+                msgs_add(m,
+                         "invalid configuration: shutdownGracePeriod %s must be either zero or "
+                         "otherwise >= 1 sec",
+                         g);
+        if (critical < 0 || (critical > 0 && critical < 1000))
+                msgs_add(m,
+                         "invalid configuration: shutdownGracePeriodCriticalPods %s must be "
+                         "either zero or otherwise >= 1 sec",
+                         c);
+        if (cfg->n_shutdown_by_priority && (grace > 0 || critical > 0))
+                msgs_add(m, "invalid configuration: Cannot specify both "
+                            "shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same "
+                            "time");
+}
+
 static void check_reserved(struct msgs *m, const char *field, const char *flag,
                            const struct kv_list *l)
 {
@@ -495,6 +525,7 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
                               cfg->node_status_update_frequency_ms);
         check_positive_period(&m, "nodeStatusReportFrequency", NULL,
                               cfg->node_status_report_frequency_ms);
+        check_shutdown(&m, cfg);
         check_reserved(&m, "systemReserved", "system-reserved", &cfg->system_reserved);
         check_reserved(&m, "kubeReserved", "kube-reserved", &cfg->kube_reserved);
 

@@ -32,8 +32,8 @@ struct eviction_loop {
         int64_t interval_ms;
         struct pod **(*active_pods)(void *ctx, size_t *n);
         bool (*pod_finished)(void *ctx, const char *uid);
-        void (*evict)(void *ctx, const struct pod *pod, const char *message, int64_t grace_s,
-                      bool disruption);
+        void (*evict)(void *ctx, const struct pod *pod, const char *reason, const char *message,
+                      int64_t grace_s, bool disruption);
         void *ctx;
         atomic_uint conditions;
         atomic_uint *publish;
@@ -212,7 +212,7 @@ static char *evict_one(struct eviction_loop *l, const struct eviction_threshold 
                          "pod=\"%s\" signal=\"%s\"", pod_full_name(pod),
                          eviction_signal_name(t->signal));
                 event_emit_pod(l->recorder, pod, NULL, EVENT_WARNING, "Evicted", "%s", msg);
-                l->evict(l->ctx, pod, msg, grace, true);
+                l->evict(l->ctx, pod, "Evicted", msg, grace, true);
                 kmetrics_eviction(eviction_signal_name(t->signal),
                                   obs[t->signal].time_ns
                                       ? (double)(fs_now_real_ns() - obs[t->signal].time_ns) / 1e9
@@ -281,7 +281,7 @@ static char **evict_over_limits(struct eviction_loop *l, const struct stats_evic
                 LOG_INFO(0, "Eviction manager: pod is over its local storage limit",
                          "pod=\"%s\" signal=\"%s\"", pod_full_name(pods[i]), signal);
                 event_emit_pod(l->recorder, pods[i], NULL, EVENT_WARNING, "Evicted", "%s", msg);
-                l->evict(l->ctx, pods[i], msg, IMMEDIATE_GRACE_S, false);
+                l->evict(l->ctx, pods[i], "Evicted", msg, IMMEDIATE_GRACE_S, false);
                 kmetrics_eviction(signal, -1);
                 if (evicted == NULL)
                         evicted = xcalloc(n + 1, sizeof(*evicted));

@@ -42,10 +42,11 @@ struct eviction_loop_options {
         /* Whether an evicted pod is stopped (or gone). */
         bool (*pod_finished)(void *ctx, const char *uid);
         /* Evicts pod: the sync loop stops it with the status Failed,
-         * reason Evicted, message (and a DisruptionTarget condition with
-         * disruption); the kill's grace period grace_s. */
-        void (*evict)(void *ctx, const struct pod *pod, const char *message, int64_t grace_s,
-                      bool disruption);
+         * reason (a static string: "Evicted" here), message (and a
+         * DisruptionTarget condition with disruption); the kill's grace
+         * period grace_s. */
+        void (*evict)(void *ctx, const struct pod *pod, const char *reason, const char *message,
+                      int64_t grace_s, bool disruption);
         void *ctx;
 };
 

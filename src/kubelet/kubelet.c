@@ -212,6 +212,7 @@ static bool submit_grace(struct kubelet *kl, enum pod_work_kind kind, const stru
             .first_seen_us = r ? r->first_seen_us : 0,
         };
         if (kind == POD_WORK_SYNC && r && r->evict_message) {
+                w.evict_reason = r->evict_reason;
                 w.evict_message = xstrdup(r->evict_message);
                 w.evict_grace_s = r->evict_grace_s;
                 w.evict_disruption = r->evict_disruption;
@@ -422,9 +423,22 @@ json_t *kl_admission_node(struct kubelet *kl, bool *from_api)
                          node_default_labels(kl->cfg->node_name, &kl->cfg->node_labels));
 }
 
+/* upstream's node shutdown manager's admit handler */
+static bool admit_unless_shutting_down(struct kubelet *kl, struct pod_record *r)
+{
+        if (!atomic_load(&kl->node.shutting_down))
+                return true;
+        struct admission_result ar = {.admit = false};
+        snprintf(ar.reason, sizeof(ar.reason), "%s", NODESHUTDOWN_NOT_ADMITTED_REASON);
+        snprintf(ar.message, sizeof(ar.message), "%s", NODESHUTDOWN_NOT_ADMITTED_MESSAGE);
+        r->admitted = true;
+        reject(kl, r, &ar);
+        return false;
+}
+
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
-        if (!admit_under_pressure(kl, r))
+        if (!admit_under_pressure(kl, r) || !admit_unless_shutting_down(kl, r))
                 return;
         struct cm_node_resources res;
         cm_node_resources(kl->cm, &res);
@@ -771,13 +785,14 @@ static void handle_work_done(struct kubelet *kl, struct kl_event *ev)
                 r->next_sync_ms = ev->next_retry_ms;
 }
 
-/* The eviction manager's decision: the record is stopped, Failed with
- * reason Evicted, by its next sync (now). */
+/* The eviction (or node shutdown) manager's decision: the record is
+ * stopped, Failed with its reason, by its next sync (now). */
 static void handle_evict(struct kubelet *kl, struct kl_event *ev)
 {
         struct pod_record *r = record_find(kl, ev->uid);
         if (r == NULL || r->terminal || r->deleting || r->rejected || r->evict_message)
                 return;
+        r->evict_reason = ev->reason;
         r->evict_message = ev->message;
         r->evict_grace_s = ev->grace_s;
         r->evict_disruption = ev->disruption;
@@ -852,16 +867,68 @@ static struct pod **active_pods(void *ctx, size_t *n)
         return out;
 }
 
-static void evict_pod(void *ctx, const struct pod *pod, const char *message, int64_t grace_s,
-                      bool disruption)
+static void evict_pod(void *ctx, const struct pod *pod, const char *reason, const char *message,
+                      int64_t grace_s, bool disruption)
 {
         struct kubelet *kl = ctx;
         struct kl_event *ev = kl_event_new(KL_EV_EVICT);
         ev->uid = xstrdup(pod->uid);
+        ev->reason = reason;
         ev->message = xstrdup(message);
         ev->grace_s = grace_s;
         ev->disruption = disruption;
         kl_queue_post(&kl->queue, ev);
+}
+
+/* the node shutdown manager's kill (upstream's status function: Failed,
+ * reason Terminated, a DisruptionTarget condition) */
+static void shutdown_kill(void *ctx, const struct pod *pod, int64_t grace_s)
+{
+        evict_pod(ctx, pod, NODESHUTDOWN_REASON, NODESHUTDOWN_MESSAGE, grace_s, true);
+}
+
+static void shutdown_sync_node_status(void *ctx)
+{
+        struct kubelet *kl = ctx;
+        node_agent_sync_status(kl->node_agent);
+}
+
+/* upstream NewManager + Start: with a shutdown grace period, the node
+ * shutdown manager; one that cannot start (no system bus, no logind) is
+ * logged and the agent runs without it, as upstream */
+static void start_shutdown_manager(struct kubelet *kl)
+{
+        const struct kubelet_config *cfg = kl->cfg;
+        struct shutdown_period *by = xcalloc(cfg->n_shutdown_by_priority + 1, sizeof(*by));
+        for (size_t i = 0; i < cfg->n_shutdown_by_priority; i++)
+                by[i] = (struct shutdown_period){
+                    cfg->shutdown_by_priority[i].priority,
+                    cfg->shutdown_by_priority[i].shutdown_grace_period_seconds};
+        struct shutdown_period *periods = NULL;
+        size_t n = nodeshutdown_periods(cfg->shutdown_grace_period_ms,
+                                        cfg->shutdown_grace_period_critical_pods_ms, by,
+                                        cfg->n_shutdown_by_priority, &periods);
+        free(by);
+        if (n == 0)
+                return;
+        cleanup_free char *state = xasprintf("%s/%s", cfg->root_dir, NODESHUTDOWN_STATE_FILE);
+        struct shutdown_loop_options so = {
+            .periods = periods,
+            .n_periods = n,
+            .state_path = state,
+            .recorder = kl->recorder,
+            .node_name = cfg->node_name,
+            .publish = &kl->node.shutting_down,
+            .active_pods = active_pods,
+            .pod_finished = pod_finished,
+            .kill = shutdown_kill,
+            .sync_node_status = shutdown_sync_node_status,
+            .ctx = kl,
+        };
+        cleanup_error ck_error_t err = NULL;
+        if (shutdown_loop_start(&so, &kl->shutdown, &err) < 0)
+                LOG_ERROR("Failed to start node shutdown manager", "err=\"%s\"", ck_error_msg(err));
+        free(periods);
 }
 
 static void handle_relist(struct kubelet *kl, struct kl_event *ev)
@@ -1373,6 +1440,12 @@ static unsigned node_pressure(void *opaque)
         return atomic_load(&nd->pressure);
 }
 
+static bool node_shutting_down(void *opaque)
+{
+        struct kl_node_deps *nd = opaque;
+        return atomic_load(&nd->shutting_down);
+}
+
 /* Registers the node and keeps its status and Lease current (src/node).
  * Started before the runtime is up: the node shows NotReady meanwhile. */
 static int start_node_agent(struct kubelet *kl, ck_error_t *err)
@@ -1396,6 +1469,7 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
             .reserved_memory = kl->reserved_memory,
             .runtime_ready = node_runtime_ready,
             .pressure = node_pressure,
+            .shutting_down = node_shutting_down,
             .runtime_version = node_runtime_version,
             .device_resources = node_device_resources,
             .images = node_images,
@@ -1561,6 +1635,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         };
         if (eviction_loop_start(&eo, &kl->eviction, err) < 0)
                 return ck_error_wrap(err, "eviction manager");
+        start_shutdown_manager(kl);
 
         struct prober_options po = {
             .runtime_endpoint = cfg->container_runtime_endpoint,
@@ -1638,6 +1713,8 @@ bool kubelet_free(struct kubelet *kl)
          * collector and the active pods, and posts to the queue */
         eviction_loop_stop(kl->eviction);
         kl->eviction = NULL;
+        shutdown_loop_stop(kl->shutdown);
+        kl->shutdown = NULL;
         file_source_stop(kl->files);
         api_source_stop(kl->api);
         clm_stop(kl->log_manager);

@@ -12,6 +12,7 @@
 #include "config/file_source.h"
 #include "eviction/eviction.h"
 #include "kubelet/eviction_loop.h"
+#include "kubelet/shutdown_loop.h"
 #include "kubelet/gc_loop.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kubelet_server.h"
@@ -65,6 +66,7 @@ struct kl_event {
         bool terminal;         /* the pod reached Succeeded/Failed and was stopped */
         int64_t next_retry_ms; /* CLOCK_MONOTONIC; 0 = none */
         /* KL_EV_EVICT */
+        const char *reason; /* a static string: "Evicted", "Terminated" */
         char *message;
         int64_t grace_s;
         bool disruption;
@@ -101,8 +103,10 @@ struct pod_record {
         bool sync_failed;
         int64_t first_seen_us;       /* when the record was made (CLOCK_MONOTONIC) */
         int64_t mirror_requested_ms; /* static pods: when a mirror pod was last asked for */
-        /* evicted (the eviction manager): each sync stops it, Failed with
-         * reason Evicted and this message; NULL: not evicted */
+        /* evicted (the eviction manager, the node shutdown manager): each
+         * sync stops it, Failed with evict_reason (static: "Evicted",
+         * "Terminated") and this message; NULL: not evicted */
+        const char *evict_reason;
         char *evict_message;
         int64_t evict_grace_s;
         bool evict_disruption; /* a DisruptionTarget condition too */
@@ -162,6 +166,8 @@ struct kl_node_deps {
         _Atomic(struct pleg *) pleg; /* set once the PLEG runs */
         /* the pressure conditions, as the eviction manager publishes them */
         atomic_uint pressure;
+        /* the node shutdown manager's state, as it publishes it */
+        atomic_bool shutting_down;
         struct cri_client *cri; /* made on first use */
         /* the runtime's images, listed every 30 s (upstream's image
          * manager cache): the last good list stays when a listing fails */
@@ -220,6 +226,7 @@ struct kubelet {
         struct stats_provider *stats; /* the Summary: the server, the eviction manager */
         struct eviction_config eviction_cfg;
         struct eviction_loop *eviction; /* NULL without thresholds */
+        struct shutdown_loop *shutdown; /* NULL without a shutdown grace period */
         /* the admitted, non-terminal pods (references), published by the
          * sync loop for the eviction manager's thread */
         pthread_mutex_t active_lock;

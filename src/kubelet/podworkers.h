@@ -30,8 +30,10 @@ struct pod_work {
         char *name;      /* orphans: from the runtime labels; may be NULL */
         char *namespace;
         int64_t grace_s; /* kill: -1 = the pod's own */
-        /* sync: the eviction manager evicts the pod (its message, the grace
-         * period of the kill); NULL: none */
+        /* sync: the eviction or node shutdown manager stops the pod (the
+         * status's reason, a static string, and message, the grace period
+         * of the kill); NULL: none */
+        const char *evict_reason;
         char *evict_message;
         int64_t evict_grace_s;
         bool evict_disruption; /* with a DisruptionTarget condition */

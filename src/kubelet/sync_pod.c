@@ -299,8 +299,9 @@ static void update_resize_condition(struct kl_sync_deps *d, const struct pod *po
 /* The sync of a pod that should run (steps of upstream SyncPod).
  * first_seen_us: when the kubelet first saw it (CLOCK_MONOTONIC us). */
 static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *pod,
-                    int64_t first_seen_us, const char *evict, int64_t evict_grace_s,
-                    bool evict_disruption, bool *terminal, int64_t *next_retry_ms, ck_error_t *err)
+                    int64_t first_seen_us, const char *evict_reason, const char *evict,
+                    int64_t evict_grace_s, bool evict_disruption, bool *terminal,
+                    int64_t *next_retry_ms, ck_error_t *err)
 {
         struct runtime_pod_status *rs = NULL;
         struct kuberuntime_sync_result result = {0};
@@ -356,19 +357,21 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
         if (first_status)
                 observe_pod_start(first_seen_us);
         if (evict != NULL) {
-                /* upstream's eviction manager (killPodFunc with its status
-                 * function): Failed, reason Evicted, a DisruptionTarget
-                 * condition; the status first, then the kill */
-                LOG_INFO(0, "Evicting pod", "pod=\"%s\" gracePeriod=%lld message=\"%s\"",
-                         pod_full_name(pod), (long long)evict_grace_s, evict);
-                update_status_failed(d, pod, rs, NULL, net_ready, "Evicted", evict,
+                /* upstream's eviction and node shutdown managers
+                 * (killPodFunc with their status functions): Failed, reason
+                 * Evicted or Terminated, a DisruptionTarget condition; the
+                 * status first, then the kill */
+                LOG_INFO(0, "Evicting pod",
+                         "pod=\"%s\" gracePeriod=%lld reason=\"%s\" message=\"%s\"",
+                         pod_full_name(pod), (long long)evict_grace_s, evict_reason, evict);
+                update_status_failed(d, pod, rs, NULL, net_ready, evict_reason, evict,
                                      evict_disruption ? evict : NULL);
                 prober_remove_pod(d->prober, pod->uid);
                 if (kuberuntime_kill_pod(d->rt, cri, pod, rs, evict_grace_s, err) < 0) {
                         ck_error_wrap(err, "stop evicted pod");
                         goto out;
                 }
-                write_stopped_status(d, cri, pod, "Evicted", evict, false);
+                write_stopped_status(d, cri, pod, evict_reason, evict, false);
                 /* its volumes go with it (upstream tears them down once the
                  * pod is terminated): an emptyDir filling the disk is freed */
                 if (volume_cleanup_pod(d->cfg->root_dir, pod->uid, err) < 0) {
@@ -515,8 +518,8 @@ void kl_do_work(void *ctx, struct cri_client *cri, const struct pod_work *w)
                          w->uid);
                 int64_t cri_before_us = cri_client_busy_us(cri);
                 int64_t start_us = fs_now_mono_us();
-                r = sync_pod(d, cri, w->pod, w->first_seen_us, w->evict_message, w->evict_grace_s,
-                             w->evict_disruption, &terminal, &next_retry, &err);
+                r = sync_pod(d, cri, w->pod, w->first_seen_us, w->evict_reason, w->evict_message,
+                             w->evict_grace_s, w->evict_disruption, &terminal, &next_retry, &err);
                 if (r < 0) {
                         LOG_ERROR("Error syncing pod, skipping",
                                   "err=\"%s\" pod=\"%s\" podUID=\"%s\"", ck_error_msg(err),

@@ -11,7 +11,7 @@ static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
     *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
     *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration,
-    *image_gc_total, *evictions, *eviction_stats_age;
+    *image_gc_total, *evictions, *eviction_stats_age, *shutdown_start, *shutdown_end;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -172,6 +172,18 @@ static void init(void)
                                            .type = METRICS_HISTOGRAM,
                                            .label_names = signal_l,
                                            .n_labels = 1});
+        /* registered as upstream with GracefulNodeShutdownBasedOnPodPriority
+         * (on by default): 0 until a shutdown */
+        shutdown_start = reg(
+            legacy, &(struct metrics_opts){.name = "kubelet_graceful_shutdown_start_time_seconds",
+                                           .help = "Last graceful shutdown start time since unix "
+                                                   "epoch in seconds",
+                                           .type = METRICS_GAUGE});
+        shutdown_end =
+            reg(legacy, &(struct metrics_opts){.name = "kubelet_graceful_shutdown_end_time_seconds",
+                                               .help = "Last graceful shutdown end time since unix "
+                                                       "epoch in seconds",
+                                               .type = METRICS_GAUGE});
         ck_error_t err = NULL;
         if (metrics_register_process(legacy, &err) < 0) {
                 LOG_ERROR("Cannot register the process metrics", "err=\"%s\"", ck_error_msg(err));
@@ -349,6 +361,12 @@ void kmetrics_device_plugin_alloc(const char *resource, double seconds)
 void kmetrics_image_garbage_collected(const char *reason)
 {
         inc(&image_gc_total, (const char *const[]){reason});
+}
+
+void kmetrics_graceful_shutdown(double start_s, double end_s)
+{
+        set(&shutdown_start, NULL, start_s);
+        set(&shutdown_end, NULL, end_s);
 }
 
 void kmetrics_eviction(const char *signal, double stats_age_s)

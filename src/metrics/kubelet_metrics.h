@@ -76,6 +76,11 @@ void kmetrics_image_garbage_collected(const char *reason);
  * stats_age_s >= 0 (from the stats' time to the eviction). */
 void kmetrics_eviction(const char *signal, double stats_age_s);
 
+/* kubelet_graceful_shutdown_start_time_seconds and
+ * kubelet_graceful_shutdown_end_time_seconds set (seconds since the
+ * epoch; 0: none). */
+void kmetrics_graceful_shutdown(double start_s, double end_s);
+
 /* The operation_type upstream's instrumented CRI services record for a
  * method name into out ("PodSandboxStatus" -> "podsandbox_status"). */
 void kmetrics_operation_type(const char *method, char *out, size_t size);

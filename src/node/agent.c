@@ -21,6 +21,21 @@ bool node_agent__sleep(struct node_agent *a, int64_t ms)
         return sleep_unless_stopped(&a->lock, &a->wake, &a->stop, ms);
 }
 
+bool node_agent__sleep_status(struct node_agent *a, int64_t ms)
+{
+        return sleep_unless_woken(&a->lock, &a->wake, &a->stop, &a->sync_now, ms);
+}
+
+void node_agent_sync_status(struct node_agent *a)
+{
+        if (a == NULL)
+                return;
+        pthread_mutex_lock(&a->lock);
+        atomic_store(&a->sync_now, true);
+        pthread_cond_broadcast(&a->wake);
+        pthread_mutex_unlock(&a->lock);
+}
+
 double node_agent__rand01(unsigned *state)
 {
         return (double)rand_r(state) / ((double)RAND_MAX + 1.0);
@@ -161,6 +176,7 @@ int node_agent_start(const struct node_agent_options *o, struct node_agent **out
         a->eviction_nodefs_fraction = o->eviction_nodefs_fraction;
         a->runtime_ready = o->runtime_ready;
         a->pressure = o->pressure;
+        a->shutting_down = o->shutting_down;
         a->runtime_version = o->runtime_version;
         a->device_resources = o->device_resources;
         a->images = o->images;

@@ -31,6 +31,7 @@ struct node_agent {
         float eviction_memory_fraction, eviction_nodefs_fraction;
         bool (*runtime_ready)(void *opaque, char **message);
         unsigned (*pressure)(void *opaque);
+        bool (*shutting_down)(void *opaque);
         char *(*runtime_version)(void *opaque);
         void (*device_resources)(void *opaque, struct node_device_resource **res, size_t *n,
                                  char ***removed, size_t *n_removed);
@@ -42,6 +43,7 @@ struct node_agent {
         pthread_t status_thread, lease_thread;
         bool status_started, lease_started;
         atomic_bool stop;
+        atomic_bool sync_now; /* node_agent_sync_status: the status thread wakes */
         atomic_bool registered;
 
         pthread_mutex_t lock; /* node, watch; with wake: interruptible sleeps */
@@ -58,6 +60,8 @@ struct node_agent {
 
 /* Sleeps ms unless stopped first; false when stopped. */
 bool node_agent__sleep(struct node_agent *a, int64_t ms);
+/* The same, ended early by node_agent_sync_status too (the status thread). */
+bool node_agent__sleep_status(struct node_agent *a, int64_t ms);
 /* A random number in [0, 1) (the calling thread's state). */
 double node_agent__rand01(unsigned *state);
 /* Replaces the cached Node with a copy of node (NULL: forget it); wakes the lease thread. */

@@ -99,6 +99,9 @@ struct node_agent_options {
         /* The eviction manager's pressure conditions: bits 1 memory, 2
          * disk, 4 PID (src/eviction's EVICTION_*_PRESSURE).  NULL: none. */
         unsigned (*pressure)(void *opaque);
+        /* The node shutdown manager's state: true while the node shuts
+         * down (Ready False, "node is shutting down").  NULL: never. */
+        bool (*shutting_down)(void *opaque);
         /* "containerd://1.6.20" (a new string), or NULL while unknown (reported
          * as "Unknown").  NULL callback: "Unknown". */
         char *(*runtime_version)(void *opaque);
@@ -135,6 +138,10 @@ int node_agent_start(const struct node_agent_options *o, struct node_agent **out
  * abandoned), waits for them and frees a.  The Lease is left to expire.
  * NULL-safe. */
 void node_agent_stop(struct node_agent *a);
+
+/* Asks the status thread for a status update now (upstream's
+ * syncNodeStatus from the node shutdown manager).  Any thread; NULL-safe. */
+void node_agent_sync_status(struct node_agent *a);
 
 /* True once the Node exists on the apiserver (registered by this agent, or
  * found when register_node is false).  Any thread. */

@@ -96,6 +96,7 @@ struct node_status_inputs {
         bool runtime_ready;
         const char *not_ready_message; /* when !runtime_ready */
         unsigned pressure;             /* the eviction manager's conditions (node.h's bits) */
+        bool shutting_down;            /* the node shutdown manager's (Ready is False) */
         int64_t now_ns;                /* wall clock for the condition times */
         /* the device plugins' resources, and those they took away since
          * the last status (reported 0, and kept at 0) */

@@ -254,12 +254,15 @@ static void set_ready(json_t *node, json_t *status, json_t *conds,
                       struct node_status_events *ev)
 {
         /* errors.NewAggregate: one error is its message, several "[a, b]" */
-        const char *errs[2];
+        const char *errs[3];
         size_t n = 0;
         if (!in->runtime_ready)
                 errs[n++] = in->not_ready_message && *in->not_ready_message
                                 ? in->not_ready_message
                                 : "container runtime is down";
+        /* upstream's nodeShutdownManagerErrorsFunc, after the runtime's */
+        if (in->shutting_down)
+                errs[n++] = "node is shutting down";
         char missing[128] = "";
         json_t *cap = json_object_get(status, "capacity");
         static const char *const required[] = {"cpu", "memory", "pods", "ephemeral-storage"};
@@ -277,6 +280,8 @@ static void set_ready(json_t *node, json_t *status, json_t *conds,
                 message = xstrdup(errs[0]);
         else if (n == 2)
                 message = xasprintf("[%s, %s]", errs[0], errs[1]);
+        else if (n == 3)
+                message = xasprintf("[%s, %s, %s]", errs[0], errs[1], errs[2]);
 
         const char *want = n == 0 ? "True" : "False";
         json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Ready", "status", want,

@@ -34,6 +34,7 @@ struct runtime_facts {
         struct node_image *images;
         size_t n_images;
         unsigned pressure;
+        bool shutting_down;
 };
 
 static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
@@ -44,6 +45,7 @@ static void runtime_facts_read(struct node_agent *a, struct runtime_facts *f)
         if (a->runtime_ready)
                 f->ready = a->runtime_ready(a->opaque, &f->message);
         f->pressure = a->pressure ? a->pressure(a->opaque) : 0;
+        f->shutting_down = a->shutting_down ? a->shutting_down(a->opaque) : false;
         f->devices = NULL;
         f->removed = NULL;
         f->n_devices = f->n_removed = 0;
@@ -87,6 +89,7 @@ static void inputs_for(struct node_agent *a, const struct runtime_facts *f,
             .runtime_version = f->version,
             .runtime_ready = f->ready,
             .pressure = f->pressure,
+            .shutting_down = f->shutting_down,
             .not_ready_message = f->message,
             .now_ns = fs_now_real_ns(),
             .devices = f->devices,
@@ -343,7 +346,7 @@ void *node_agent__status_main(void *arg)
                     ready ? a->update_ms
                           : (a->update_ms < NOT_READY_CHECK_MS ? a->update_ms : NOT_READY_CHECK_MS);
                 period += (int64_t)((double)period * 0.04 * node_agent__rand01(&a->rand_state));
-                if (!node_agent__sleep(a, period))
+                if (!node_agent__sleep_status(a, period))
                         break;
         } while (true);
 out:

@@ -5,8 +5,17 @@
 #include <errno.h>
 #include <time.h>
 
+/* never set: exchanging it writes false over false */
+static atomic_bool never;
+
 bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
                           int64_t ms)
+{
+        return sleep_unless_woken(lock, cond, stop, &never, ms);
+}
+
+bool sleep_unless_woken(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
+                        atomic_bool *wake, int64_t ms)
 {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -17,7 +26,8 @@ bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const ato
                 until.tv_nsec -= 1000000000;
         }
         pthread_mutex_lock(lock);
-        while (!atomic_load(stop) && pthread_cond_timedwait(cond, lock, &until) != ETIMEDOUT)
+        while (!atomic_load(stop) && !atomic_exchange(wake, false) &&
+               pthread_cond_timedwait(cond, lock, &until) != ETIMEDOUT)
                 ;
         pthread_mutex_unlock(lock);
         return !atomic_load(stop);

@@ -20,6 +20,11 @@
 bool sleep_unless_stopped(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
                           int64_t ms);
 
+/* The same, ended early too by *wake set (and clearing it): a thread told
+ * to do its work now.  Whoever sets *wake broadcasts cond holding lock. */
+bool sleep_unless_woken(pthread_mutex_t *lock, pthread_cond_t *cond, const atomic_bool *stop,
+                        atomic_bool *wake, int64_t ms);
+
 /* Sleeps ms milliseconds of CLOCK_MONOTONIC, whatever signals arrive
  * (ms <= 0: returns at once). */
 void sleep_ms(int64_t ms);

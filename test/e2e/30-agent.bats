@@ -91,6 +91,35 @@ teardown() {
 	[[ $output == *bad.yaml*maxPods* ]]
 }
 
+@test "a shutdown grace period on a node without logind: the node shutdown manager is refused with its cause, the pods run" {
+	# this machine runs no system bus: the shutdown manager cannot start,
+	# which upstream logs and runs on without
+	cat >"$BATS_TEST_TMPDIR/config.yaml" <<-YAML
+	apiVersion: kubelet.config.k8s.io/v1beta1
+	kind: KubeletConfiguration
+	shutdownGracePeriod: 20s
+	shutdownGracePeriodCriticalPods: 5s
+	authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}
+	authorization: {mode: AlwaysAllow}
+	YAML
+	cat >"$MANIFESTS/runs.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: runs}
+	spec:
+	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+	YAML
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BATS_TEST_TMPDIR/no-bus \
+		start_agent "$MANIFESTS" --config="$BATS_TEST_TMPDIR/config.yaml"
+	wait_for -t 60 phase_is runs Running
+	grep -q "Failed to start node shutdown manager\" err=\"connect to the system bus at unix:path=$BATS_TEST_TMPDIR/no-bus: No such file or directory\"" "$CKUBELET_LOG"
+	# the fields are taken, not listed among those the agent does not use
+	grep -q "Creating node shutdown manager" "$CKUBELET_LOG"
+	! grep "does not implement" "$CKUBELET_LOG" | grep -q shutdownGracePeriod
+	# nothing was written for logind
+	[ ! -e /etc/systemd/logind.conf.d/99-kubelet.conf ]
+}
+
 # kill_containerd: stop the runtime's daemon only; the shims (and so the
 # containers) live on, as on a node where containerd is restarted.
 kill_containerd() {

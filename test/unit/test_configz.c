@@ -217,6 +217,8 @@ static void test_defaults_document(void **state)
                   "\"containerLogMaxWorkers\":1,"
                   "\"containerLogMonitorInterval\":\"10s\","
                   "\"logging\":{\"verbosity\":0},"
+                  "\"shutdownGracePeriod\":\"0s\","
+                  "\"shutdownGracePeriodCriticalPods\":\"0s\","
                   "\"enableDebugFlagsHandler\":true,"
                   "\"registerNode\":true,"
                   "\"containerRuntimeEndpoint\":\"unix:///run/containerd/containerd.sock\","

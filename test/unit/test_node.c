@@ -465,6 +465,30 @@ static void test_not_ready_without_capacity_aggregates(void **state)
                             "ephemeral-storage]");
 }
 
+/* the node shutdown manager's error (upstream's nodeShutdownManagerErrorsFunc):
+ * Ready False while the node shuts down, after the runtime's error */
+static void test_not_ready_while_shutting_down(void **state)
+{
+        (void)state;
+        struct node_machine_info mi = machine();
+        struct node_status_inputs in = inputs(&mi, T0);
+        cleanup_json json_t *n = node_build_initial("n1", NULL, &in, NULL);
+        assert_string_equal(sget(condition(n, "Ready"), "status"), "True");
+        in.shutting_down = true;
+        struct node_status_events ev = {0};
+        node_set_status(n, &in, &ev);
+        json_t *r = condition(n, "Ready");
+        assert_string_equal(sget(r, "status"), "False");
+        assert_string_equal(sget(r, "reason"), "KubeletNotReady");
+        assert_string_equal(sget(r, "message"), "node is shutting down");
+        assert_int_equal(ev.n, 1);
+        assert_string_equal(ev.reasons[0], "NodeNotReady");
+        in.runtime_ready = false;
+        node_set_status(n, &in, NULL);
+        assert_string_equal(sget(condition(n, "Ready"), "message"),
+                            "[container runtime is down, node is shutting down]");
+}
+
 static void test_status_changed_is_semantic(void **state)
 {
         (void)state;
@@ -646,6 +670,7 @@ int main(void)
             cmocka_unit_test(test_pressure_conditions),
             cmocka_unit_test(test_heartbeat_moves_transition_stays),
             cmocka_unit_test(test_not_ready_without_capacity_aggregates),
+            cmocka_unit_test(test_not_ready_while_shutting_down),
             cmocka_unit_test(test_status_changed_is_semantic),
             cmocka_unit_test(test_status_patch_has_only_what_changed),
             cmocka_unit_test(test_reconcile_existing_node),

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The part of sd-bus the systemd cgroup driver calls (cm/systemd.c), from
- * libsystemd.so.0 loaded at its first use (dlopen), not linked: a node on
- * the cgroupfs driver, the default, then never maps libsystemd and what it
+ * The part of sd-bus the agent calls (the systemd cgroup driver,
+ * cm/systemd.c; the node shutdown manager's logind client,
+ * nodeshutdown/logind.c), from libsystemd.so.0 loaded at its first use
+ * (dlopen), not linked: a node on the cgroupfs driver without a shutdown
+ * grace period, the default, then never maps libsystemd and what it
  * needs (libgcrypt, libgpg-error, liblz4, liblzma, libzstd, libcap: about
  * 0.8 MB of RSS in every agent, bench/README.md).  The headers are
  * libsystemd-dev's; the ABI is libsystemd0's, stable for these functions.
  */
-#ifndef CK_CM_SDBUS_H
-#define CK_CM_SDBUS_H
+#ifndef CK_UTIL_SDBUS_H
+#define CK_UTIL_SDBUS_H
 
 #include "util/error.h"
 
@@ -40,6 +42,13 @@ struct sdbus_api {
         sd_bus_message *(*message_unref)(sd_bus_message *m);
         void (*error_free)(sd_bus_error *e);
         int (*error_has_name)(const sd_bus_error *e, const char *name);
+        int (*bus_set_bus_client)(sd_bus *bus, int b);
+        int (*bus_get_fd)(sd_bus *bus);
+        int (*bus_get_events)(sd_bus *bus);
+        int (*bus_get_timeout)(sd_bus *bus, uint64_t *timeout_usec);
+        int (*bus_get_property_trivial)(sd_bus *bus, const char *destination, const char *path,
+                                        const char *interface, const char *member,
+                                        sd_bus_error *ret_error, char type, void *ret_ptr);
 };
 
 /* The functions, loaded once (any thread); NULL with err when

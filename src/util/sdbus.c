@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "cm/sdbus.h"
+#include "util/sdbus.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -45,6 +45,11 @@ static void load(void)
             SYM(message_unref, "sd_bus_message_unref"),
             SYM(error_free, "sd_bus_error_free"),
             SYM(error_has_name, "sd_bus_error_has_name"),
+            SYM(bus_set_bus_client, "sd_bus_set_bus_client"),
+            SYM(bus_get_fd, "sd_bus_get_fd"),
+            SYM(bus_get_events, "sd_bus_get_events"),
+            SYM(bus_get_timeout, "sd_bus_get_timeout"),
+            SYM(bus_get_property_trivial, "sd_bus_get_property_trivial"),
 #undef SYM
         };
         for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
