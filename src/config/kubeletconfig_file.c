@@ -346,7 +346,11 @@ static int decode_shutdown_by_priority(struct decoder *d, json_t *v, ck_error_t 
                                         return -1;
                                 cfg->shutdown_by_priority[i].shutdown_grace_period_seconds = n;
                         } else {
-                                add_unknown(d, key);
+                                /* sigs.k8s.io/json's path: the index, then the member */
+                                char *path =
+                                    xasprintf("shutdownGracePeriodByPodPriority[%zu].%s", i, key);
+                                add_unknown(d, path);
+                                free(path);
                         }
                 }
         }

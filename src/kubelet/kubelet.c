@@ -423,22 +423,9 @@ json_t *kl_admission_node(struct kubelet *kl, bool *from_api)
                          node_default_labels(kl->cfg->node_name, &kl->cfg->node_labels));
 }
 
-/* upstream's node shutdown manager's admit handler */
-static bool admit_unless_shutting_down(struct kubelet *kl, struct pod_record *r)
-{
-        if (!atomic_load(&kl->node.shutting_down))
-                return true;
-        struct admission_result ar = {.admit = false};
-        snprintf(ar.reason, sizeof(ar.reason), "%s", NODESHUTDOWN_NOT_ADMITTED_REASON);
-        snprintf(ar.message, sizeof(ar.message), "%s", NODESHUTDOWN_NOT_ADMITTED_MESSAGE);
-        r->admitted = true;
-        reject(kl, r, &ar);
-        return false;
-}
-
 static void admit(struct kubelet *kl, struct pod_record *r)
 {
-        if (!admit_under_pressure(kl, r) || !admit_unless_shutting_down(kl, r))
+        if (!admit_under_pressure(kl, r))
                 return;
         struct cm_node_resources res;
         cm_node_resources(kl->cm, &res);
@@ -474,6 +461,13 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         for (size_t i = 0; i < n_ext; i++)
                 free(ext[i].name);
         free(ext);
+        /* upstream's node shutdown manager: the last admit handler (devices
+         * allocated meanwhile are freed with the inactive pod) */
+        if (ar.admit && atomic_load(&kl->node.shutting_down)) {
+                ar.admit = false;
+                snprintf(ar.reason, sizeof(ar.reason), "%s", NODESHUTDOWN_NOT_ADMITTED_REASON);
+                snprintf(ar.message, sizeof(ar.message), "%s", NODESHUTDOWN_NOT_ADMITTED_MESSAGE);
+        }
         r->admitted = true;
         if (!ar.admit)
                 reject(kl, r, &ar);
@@ -801,47 +795,45 @@ static void handle_evict(struct kubelet *kl, struct kl_event *ev)
 }
 
 /* The pods the eviction manager may rank: admitted, not rejected, not
- * terminal, not leaving, not evicted already (upstream's active pods). */
-static void free_active(struct pod **pods, size_t n, char **evicting, size_t n_evicting)
+ * terminal, not leaving, not evicted already (upstream's active pods); and
+ * those being stopped (deleted, evicted): the node shutdown manager waits
+ * for them too, as upstream's active pods keep terminating ones. */
+static void free_pods(struct pod **pods, size_t n)
 {
         for (size_t i = 0; i < n; i++)
                 pod_unref(pods[i]);
         free(pods);
-        for (size_t i = 0; i < n_evicting; i++)
-                free(evicting[i]);
-        free(evicting);
 }
 
 static void publish_active(struct kubelet *kl)
 {
         struct pod **active = xcalloc(kl->loop.n_records + 1, sizeof(*active));
-        char **evicting = xcalloc(kl->loop.n_records + 1, sizeof(*evicting));
-        size_t n = 0, n_evicting = 0;
+        struct pod **stopping = xcalloc(kl->loop.n_records + 1, sizeof(*stopping));
+        size_t n = 0, n_stopping = 0;
         for (size_t i = 0; i < kl->loop.n_records; i++) {
                 const struct pod_record *r = &kl->loop.records[i];
-                if (!r->admitted || r->rejected || r->terminal || r->deleting ||
+                if (!r->admitted || r->rejected || r->terminal || r->pod == NULL ||
                     api_phase_terminal(r->pod))
                         continue;
-                if (r->evict_message)
-                        evicting[n_evicting++] = xstrdup(r->pod->uid);
+                if (r->deleting || r->evict_message)
+                        stopping[n_stopping++] = pod_ref(r->alloc ? r->alloc : r->pod);
                 else
                         active[n++] = pod_ref(r->alloc ? r->alloc : r->pod);
         }
         pthread_mutex_lock(&kl->active_lock);
-        struct pod **old = kl->active;
-        size_t n_old = kl->n_active;
-        char **old_evicting = kl->evicting;
-        size_t n_old_evicting = kl->n_evicting;
+        struct pod **old = kl->active, **old_stopping = kl->stopping;
+        size_t n_old = kl->n_active, n_old_stopping = kl->n_stopping;
         kl->active = active;
         kl->n_active = n;
-        kl->evicting = evicting;
-        kl->n_evicting = n_evicting;
+        kl->stopping = stopping;
+        kl->n_stopping = n_stopping;
         pthread_mutex_unlock(&kl->active_lock);
-        free_active(old, n_old, old_evicting, n_old_evicting);
+        free_pods(old, n_old);
+        free_pods(old_stopping, n_old_stopping);
 }
 
-/* upstream PodIsFinished for the eviction manager's wait: neither active
- * nor being evicted (stopped, or gone) */
+/* upstream PodIsFinished for the managers' waits: neither active nor
+ * being stopped (stopped, or gone) */
 static bool pod_finished(void *ctx, const char *uid)
 {
         struct kubelet *kl = ctx;
@@ -849,19 +841,40 @@ static bool pod_finished(void *ctx, const char *uid)
         pthread_mutex_lock(&kl->active_lock);
         for (size_t i = 0; i < kl->n_active && !found; i++)
                 found = strcmp(kl->active[i]->uid, uid) == 0;
-        for (size_t i = 0; i < kl->n_evicting && !found; i++)
-                found = strcmp(kl->evicting[i], uid) == 0;
+        for (size_t i = 0; i < kl->n_stopping && !found; i++)
+                found = strcmp(kl->stopping[i]->uid, uid) == 0;
         pthread_mutex_unlock(&kl->active_lock);
         return !found;
+}
+
+/* references to the n pods of list, then the m of more */
+static struct pod **copy_pods(struct pod *const *list, size_t n, struct pod *const *more, size_t m)
+{
+        struct pod **out = xcalloc(n + m + 1, sizeof(*out));
+        for (size_t i = 0; i < n; i++)
+                out[i] = pod_ref(list[i]);
+        for (size_t i = 0; i < m; i++)
+                out[n + i] = pod_ref(more[i]);
+        return out;
+}
+
+/* the node shutdown manager's pods: the active ones and those being
+ * stopped (a kill under way is waited for; its grace period is its own) */
+static struct pod **shutdown_pods(void *ctx, size_t *n)
+{
+        struct kubelet *kl = ctx;
+        pthread_mutex_lock(&kl->active_lock);
+        struct pod **out = copy_pods(kl->active, kl->n_active, kl->stopping, kl->n_stopping);
+        *n = kl->n_active + kl->n_stopping;
+        pthread_mutex_unlock(&kl->active_lock);
+        return out;
 }
 
 static struct pod **active_pods(void *ctx, size_t *n)
 {
         struct kubelet *kl = ctx;
         pthread_mutex_lock(&kl->active_lock);
-        struct pod **out = xcalloc(kl->n_active + 1, sizeof(*out));
-        for (size_t i = 0; i < kl->n_active; i++)
-                out[i] = pod_ref(kl->active[i]);
+        struct pod **out = copy_pods(kl->active, kl->n_active, NULL, 0);
         *n = kl->n_active;
         pthread_mutex_unlock(&kl->active_lock);
         return out;
@@ -919,7 +932,7 @@ static void start_shutdown_manager(struct kubelet *kl)
             .recorder = kl->recorder,
             .node_name = cfg->node_name,
             .publish = &kl->node.shutting_down,
-            .active_pods = active_pods,
+            .active_pods = shutdown_pods,
             .pod_finished = pod_finished,
             .kill = shutdown_kill,
             .sync_node_status = shutdown_sync_node_status,
@@ -1736,10 +1749,10 @@ bool kubelet_free(struct kubelet *kl)
         stats_provider_free(kl->stats); /* after the server, its user */
         kl->stats = NULL;
         eviction_config_release(&kl->eviction_cfg);
-        free_active(kl->active, kl->n_active, kl->evicting, kl->n_evicting);
-        kl->active = NULL;
-        kl->evicting = NULL;
-        kl->n_active = kl->n_evicting = 0;
+        free_pods(kl->active, kl->n_active);
+        free_pods(kl->stopping, kl->n_stopping);
+        kl->active = kl->stopping = NULL;
+        kl->n_active = kl->n_stopping = 0;
         status_manager_stop(kl->sm);
         devicemanager_stop(kl->devices); /* after its users: workers, node status */
         cri_client_free(kl->node.cri);

@@ -232,8 +232,8 @@ struct kubelet {
         pthread_mutex_t active_lock;
         struct pod **active;
         size_t n_active;
-        char **evicting; /* UIDs evicted and not yet stopped */
-        size_t n_evicting;
+        struct pod **stopping; /* deleted or evicted, not yet stopped */
+        size_t n_stopping;
         char *runtime_name; /* from CRI Version, e.g. "containerd" */
         char *node_ip;
 

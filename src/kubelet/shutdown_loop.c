@@ -92,8 +92,10 @@ static int connect_logind(struct shutdown_loop *l, ck_error_t *err)
         if (logind_inhibit_delay_max(l->bus, &delay_us, err) < 0)
                 return -1;
         int64_t requested_s = nodeshutdown_period_requested(l->periods, l->n_periods);
-        uint64_t requested_us = (uint64_t)requested_s * 1000000;
-        if (requested_us > delay_us) {
+        /* upstream compares durations: a sum of (unchecked) negative
+         * periods is never above logind's delay */
+        uint64_t requested_us = requested_s > 0 ? (uint64_t)requested_s * 1000000 : 0;
+        if (requested_s > 0 && requested_us > delay_us) {
                 if (nodeshutdown_write_logind_dropin(l->dropin_dir, requested_s, err) < 0)
                         return ck_error_wrap(
                             err, "unable to override inhibit delay by shutdown manager");

@@ -53,8 +53,8 @@ size_t nodeshutdown_periods(int64_t grace_ms, int64_t critical_ms,
 int64_t nodeshutdown_period_requested(const struct shutdown_period *p, size_t n);
 
 /* upstream groupByPriority: the index of the period (n > 0) a pod of this
- * priority belongs to: the last whose priority is not above it, the first
- * when all are. */
+ * priority belongs to: the last whose priority is below it, or the first
+ * equal to it; the first when all are above. */
 size_t nodeshutdown_group_of(const struct shutdown_period *p, size_t n, int32_t priority);
 
 /* The grace period a pod is given in its group: the group's, or the pod's

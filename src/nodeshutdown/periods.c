@@ -58,9 +58,16 @@ int64_t nodeshutdown_period_requested(const struct shutdown_period *p, size_t n)
 
 size_t nodeshutdown_group_of(const struct shutdown_period *p, size_t n, int32_t priority)
 {
+        /* upstream: sort.Search for the first period not below the
+         * priority; the last when none is; the one before when it is above
+         * (equal priorities: the first of them) */
         size_t i = 0;
-        while (i + 1 < n && p[i + 1].priority <= priority)
+        while (i < n && p[i].priority < priority)
                 i++;
+        if (i == n)
+                return n - 1;
+        if (i > 0 && p[i].priority > priority)
+                i--;
         return i;
 }
 

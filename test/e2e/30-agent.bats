@@ -116,8 +116,6 @@ teardown() {
 	# the fields are taken, not listed among those the agent does not use
 	grep -q "Creating node shutdown manager" "$CKUBELET_LOG"
 	! grep "does not implement" "$CKUBELET_LOG" | grep -q shutdownGracePeriod
-	# nothing was written for logind
-	[ ! -e /etc/systemd/logind.conf.d/99-kubelet.conf ]
 }
 
 # kill_containerd: stop the runtime's daemon only; the shims (and so the

@@ -103,6 +103,11 @@ static void groups_by_priority(void **state)
         assert_int_equal(nodeshutdown_group_of(two, 2, 1999999999), 0);
         assert_int_equal(nodeshutdown_group_of(two, 2, 2000001000), 1);
         assert_int_equal(nodeshutdown_group_of(two, 1, 2000001000), 0);
+        /* equal priorities: the first of them, as sort.Search finds it */
+        struct shutdown_period dup[] = {{0, 5}, {100, 10}, {100, 20}};
+        assert_int_equal(nodeshutdown_group_of(dup, 3, 100), 1);
+        assert_int_equal(nodeshutdown_group_of(dup, 3, 99), 0);
+        assert_int_equal(nodeshutdown_group_of(dup, 3, 150), 2);
 }
 
 static void a_pods_grace_period(void **state)
@@ -274,7 +279,8 @@ static void the_configuration(void **state)
             {HDR "shutdownGracePeriodByPodPriority: [{priority: x}]\n",
              "t.yaml: shutdownGracePeriodByPodPriority.priority: expected an integer"},
             {HDR "shutdownGracePeriodByPodPriority: [{prio: 1}]\n",
-             "t.yaml: strict decoding error: unknown field \"prio\""},
+             "t.yaml: strict decoding error: unknown field "
+             "\"shutdownGracePeriodByPodPriority[0].prio\""},
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 assert_int_equal(load(bad[i].yaml, &c, &msg), -1);

@@ -127,35 +127,64 @@ trapper() {
 	grep -q 'Shutdown manager detected new shutdown event" event="cancelled"' "$CKUBELET_LOG"
 }
 
-@test "graceful node shutdown: a pod's own shorter grace period is kept; a longer one is cut to its group's" {
-	cat >"$BATS_TEST_TMPDIR/config.yaml" <<-YAML
-	apiVersion: kubelet.config.k8s.io/v1beta1
-	kind: KubeletConfiguration
-	shutdownGracePeriodByPodPriority:
-	- {priority: 0, shutdownGracePeriodSeconds: 6}
-	- {priority: 100000, shutdownGracePeriodSeconds: 4}
-	authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}
-	authorization: {mode: AlwaysAllow}
-	YAML
-	# ignores SIGTERM: only the kill at the end of its grace period stops it
-	cat >"$MANIFESTS/stubborn.yaml" <<-'YAML'
+# finished_at POD: when its container ended (crictl, seconds since the epoch)
+finished_at() {
+	local id at
+	id=$(containers_of "$1") || return 1
+	at=$(crictl inspect "$id" | jq -r '.status.finishedAt') || return 1
+	date -d "$at" +%s.%N
+}
+exited() { [[ $(crictl inspect "$(containers_of "$1")" | jq -r .status.state) == CONTAINER_EXITED ]]; }
+
+# deaf NAME GRACE: a static pod whose container ignores SIGTERM (only the
+# kill at the end of its grace period stops it)
+deaf() {
+	cat >"$MANIFESTS/$1.yaml" <<-YAML
 	apiVersion: v1
 	kind: Pod
-	metadata: {name: stubborn}
+	metadata: {name: $1}
 	spec:
-	  terminationGracePeriodSeconds: 60
+	  terminationGracePeriodSeconds: $2
 	  containers:
 	  - name: c
 	    image: localhost/busybox:1.35
 	    command: [sh, -c, 'trap "" TERM; while :; do sleep 1; done']
 	YAML
+}
+
+@test "graceful node shutdown: a pod's own shorter grace period is kept; a longer one is cut to its group's" {
+	cat >"$BATS_TEST_TMPDIR/config.yaml" <<-YAML
+	apiVersion: kubelet.config.k8s.io/v1beta1
+	kind: KubeletConfiguration
+	shutdownGracePeriodByPodPriority:
+	- {priority: 0, shutdownGracePeriodSeconds: 8}
+	- {priority: 100000, shutdownGracePeriodSeconds: 4}
+	authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}
+	authorization: {mode: AlwaysAllow}
+	YAML
+	deaf stubborn 60
+	deaf quick 2
 	start_agent "$MANIFESTS" --config="$BATS_TEST_TMPDIR/config.yaml"
 	wait_for -t 120 phase_is stubborn Running
+	wait_for -t 120 phase_is quick Running
 	# the sum of the periods
-	[ "$(inhibit_delay)" = "t 10000000" ]
+	[ "$(inhibit_delay)" = "t 12000000" ]
 	wait_for -t 10 kubelet_lock_held
+	local signal
+	signal=$(date +%s.%N)
 	prepare_for_shutdown true
-	wait_for -t 60 phase_is stubborn Failed
-	grep -q 'Shutdown manager killing pod with gracePeriod" pod="default/stubborn-e2e-node" gracePeriod=6' "$CKUBELET_LOG"
+	wait_for -t 60 exited quick
+	wait_for -t 60 exited stubborn
+	grep -q 'Shutdown manager killing pod with gracePeriod" pod="default/stubborn-e2e-node" gracePeriod=8' "$CKUBELET_LOG"
+	grep -q 'Shutdown manager killing pod with gracePeriod" pod="default/quick-e2e-node" gracePeriod=2' "$CKUBELET_LOG"
+	# killed at the end of their grace periods: 2 s and 8 s after the
+	# signal, not 60 (the guest is slow: a margin either way)
+	local quick stubborn
+	quick=$(finished_at quick)
+	stubborn=$(finished_at stubborn)
+	awk -v s="$signal" -v q="$quick" -v t="$stubborn" 'BEGIN {
+		printf "quick ended %.1f s after the signal, stubborn %.1f s\n", q - s, t - s
+		exit !(q - s >= 1.5 && t - s >= 7.5 && t - s < 40 && t - q >= 4) }'
+	[ "$(pod_field stubborn .status.reason)" = Terminated ]
 	wait_for -t 60 kubelet_lock_gone
 }
