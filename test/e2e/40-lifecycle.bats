@@ -364,13 +364,15 @@ started_is() { # POD CONTAINER true|false
 	kind: Pod
 	metadata: {name: deadline}
 	spec:
-	  activeDeadlineSeconds: 5
+	  activeDeadlineSeconds: 20
 	  terminationGracePeriodSeconds: 2
 	  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
 	YAML
 	start_agent "$MANIFESTS"
+	# 20 s: long enough to be seen Running first, also in the VM suite's
+	# emulated guest (5 s passed there before the pod started)
 	wait_for -t 60 phase_is deadline Running
-	wait_for -t 20 phase_is deadline Failed
+	wait_for -t 40 phase_is deadline Failed
 	[ "$(pod_field deadline .status.reason)" = DeadlineExceeded ]
 	[ "$(pod_field deadline .status.message)" = "Pod was active on the node longer than the specified deadline" ]
 	wait_for -t 30 query_empty running_containers_of deadline
