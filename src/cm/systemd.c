@@ -6,6 +6,7 @@
 #include "cm/cm.h"
 #include "util/sdbus.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
-#include <time.h>
 
 #define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
 #define SD_DEST "org.freedesktop.systemd1"
@@ -121,13 +121,6 @@ void cm_systemd_close(struct cm_systemd *sd)
         free(sd);
 }
 
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Reads the job path of reply and waits for its JobRemoved signal. */
 static int wait_job(struct cm_systemd *sd, sd_bus_message *reply, const char *what,
                     const char *unit, ck_error_t *err)
@@ -139,14 +132,14 @@ static int wait_job(struct cm_systemd *sd, sd_bus_message *reply, const char *wh
         sd->wait_job = job;
         free(sd->result);
         sd->result = NULL;
-        uint64_t deadline = now_usec() + JOB_TIMEOUT_USEC;
+        uint64_t deadline = (uint64_t)fs_now_mono_us() + JOB_TIMEOUT_USEC;
         while (sd->result == NULL) {
                 r = sdb->bus_process(sd->bus, NULL);
                 if (r < 0)
                         break;
                 if (r > 0)
                         continue;
-                uint64_t now = now_usec();
+                uint64_t now = (uint64_t)fs_now_mono_us();
                 if (now >= deadline) {
                         r = -ETIMEDOUT;
                         break;

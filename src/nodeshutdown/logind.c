@@ -3,6 +3,7 @@
  * nodeshutdown/systemd/inhibit_linux.go), over sd-bus on the system bus. */
 #include "nodeshutdown/nodeshutdown.h"
 #include "util/cleanup.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/sdbus.h"
 #include "util/xalloc.h"
@@ -13,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
@@ -150,16 +150,9 @@ int logind_watch(struct logind *l, ck_error_t *err)
         return 0;
 }
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int logind_next(struct logind *l, int wake_fd, int64_t timeout_ms, bool *active, ck_error_t *err)
 {
-        int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+        int64_t deadline = timeout_ms < 0 ? -1 : fs_now_mono_ms() + timeout_ms;
         for (;;) {
                 if (l->n_events > 0) {
                         *active = l->events[0];
@@ -179,14 +172,12 @@ int logind_next(struct logind *l, int wake_fd, int64_t timeout_ms, bool *active,
                                              "the system bus connection ended");
                 p[0].events = (short)events;
                 p[1].events = POLLIN;
-                int64_t wait = deadline < 0 ? -1 : deadline - now_ms();
+                int64_t wait = deadline < 0 ? -1 : deadline - fs_now_mono_ms();
                 if (deadline >= 0 && wait <= 0)
                         return 0;
                 uint64_t bus_usec;
                 if (sdb->bus_get_timeout(l->bus, &bus_usec) > 0 && bus_usec != UINT64_MAX) {
-                        struct timespec ts;
-                        clock_gettime(CLOCK_MONOTONIC, &ts);
-                        uint64_t now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+                        uint64_t now = (uint64_t)fs_now_mono_us();
                         int64_t bus_ms =
                             bus_usec > now ? (int64_t)((bus_usec - now + 999) / 1000) : 0;
                         if (wait < 0 || bus_ms < wait)
