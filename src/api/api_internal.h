@@ -149,6 +149,9 @@ void decode_container(struct dctx *d, json_t *c, const char *path, const struct 
 void decode_env(struct dctx *d, json_t *c, const char *path, struct container *out);
 void decode_env_from(struct dctx *d, json_t *c, const char *path, struct container *out);
 void decode_resources(struct dctx *d, json_t *c, const char *path, struct resource_requirements *r);
+/* spec.overhead, validated as upstream's validateOverhead */
+void decode_overhead(struct dctx *d, json_t *spec, const char *path, struct resource_list *out,
+                     bool *has);
 /* resizePolicy (validateResizePolicy) into out->resize_cpu / resize_memory. */
 void decode_resize_policy(struct dctx *d, json_t *c, const char *path,
                           const char *pod_restart_policy, struct container *out);

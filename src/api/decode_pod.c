@@ -545,6 +545,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         get_string(d, spec, p, "priorityClassName", &pod->priority_class_name);
         get_int32(d, spec, p, "priority", &pod->priority);
         get_string(d, spec, p, "runtimeClassName", &pod->runtime_class_name);
+        decode_overhead(d, spec, p, &pod->overhead, &pod->has_overhead);
         json_t *os = get_object(d, spec, p, "os");
         cleanup_free char *os_name = NULL;
         if (os)

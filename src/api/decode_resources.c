@@ -59,6 +59,7 @@ static bool json_quantity(struct dctx *d, json_t *v, const char *path, struct qu
 
 /* Decodes a ResourceList object, rewriting each value canonically. */
 static bool is_native(const char *name);
+static bool is_hugepages(const char *name);
 
 static void decode_list(struct dctx *d, json_t *obj, const char *path, struct quantity_list *out,
                         struct resource_list *rl)
@@ -89,6 +90,11 @@ static void decode_list(struct dctx *d, json_t *obj, const char *path, struct qu
                 } else if (is_storage) {
                         rl->has_ephemeral_storage = true;
                         rl->ephemeral_storage = value;
+                } else if (is_hugepages(k) && quantity_value(&q, false, &value)) {
+                        rl->hugepages =
+                            xrealloc(rl->hugepages, (rl->n_hugepages + 1) * sizeof(*rl->hugepages));
+                        rl->hugepages[rl->n_hugepages++] =
+                            (struct resource_count){.name = xstrdup(k), .value = value};
                 } else if (!is_native(k) && quantity_value(&q, false, &value)) {
                         /* an extended resource: whole units (validated below) */
                         rl->extended =
@@ -264,6 +270,34 @@ void decode_resources(struct dctx *d, json_t *c, const char *path, struct resour
                 ferr_forbidden(d, rp, "HugePages require cpu or memory");
         free(lim.items);
         free(req.items);
+}
+
+void decode_overhead(struct dctx *d, json_t *spec, const char *path, struct resource_list *out,
+                     bool *has)
+{
+        /* validateOverhead: the container limits' validation */
+        json_t *o = get_object(d, spec, path, "overhead");
+        *has = o != NULL;
+        if (o == NULL)
+                return;
+        cleanup_free char *op = path_child(path, "overhead");
+        /* upstream validates it as the limits of a container at the path
+         * spec.overhead: its errors name spec.overhead.limits[<name>] */
+        cleanup_free char *lp = path_child(op, "limits");
+        struct quantity_list l = {0};
+        decode_list(d, o, op, &l, out);
+        bool huge = false, cpu_mem = false;
+        for (size_t i = 0; i < l.n; i++) {
+                const char *name = l.items[i].name;
+                cleanup_free char *kp = path_key(lp, name);
+                validate_resource_name(d, kp, name);
+                validate_quantity_value(d, kp, name, &l.items[i].q);
+                huge |= is_hugepages(name);
+                cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+        }
+        if (huge && !cpu_mem)
+                ferr_forbidden(d, op, "HugePages require cpu or memory");
+        free(l.items);
 }
 
 /* validateResizePolicy: cpu and memory at most once each, NotRequired or

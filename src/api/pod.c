@@ -4,9 +4,11 @@
  * container lookup).
  */
 #include "api/api_internal.h"
+#include "api/decode.h"
 #include "api/pod.h"
 
 #include "util/gohash.h"
+#include "util/intmath.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -96,21 +98,74 @@ static void security_context_free(struct security_context *sc)
         free(sc);
 }
 
+static void counts_release(struct resource_count **items, size_t *n)
+{
+        for (size_t i = 0; i < *n; i++)
+                free((*items)[i].name);
+        free(*items);
+        *items = NULL;
+        *n = 0;
+}
+
 static void resource_list_release(struct resource_list *l)
 {
-        for (size_t i = 0; i < l->n_extended; i++)
-                free(l->extended[i].name);
-        free(l->extended);
-        l->extended = NULL;
-        l->n_extended = 0;
+        counts_release(&l->extended, &l->n_extended);
+        counts_release(&l->hugepages, &l->n_hugepages);
+}
+
+static int64_t count_of(const struct resource_count *items, size_t n, const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(items[i].name, name) == 0)
+                        return items[i].value;
+        return 0;
 }
 
 int64_t resource_list_extended(const struct resource_list *l, const char *name)
 {
-        for (size_t i = 0; i < l->n_extended; i++)
-                if (strcmp(l->extended[i].name, name) == 0)
-                        return l->extended[i].value;
-        return 0;
+        return count_of(l->extended, l->n_extended, name);
+}
+
+int64_t resource_list_hugepages(const struct resource_list *l, const char *name)
+{
+        return count_of(l->hugepages, l->n_hugepages, name);
+}
+
+int64_t pod_resource_effective(const struct pod *pod, bool limits,
+                               int64_t (*of)(const struct resource_list *l, const char *name),
+                               const char *name)
+{
+        int64_t sum = 0, side = 0, init = 0;
+        for (size_t i = 0; i < pod->n_containers; i++) {
+                const struct resource_requirements *rr = &pod->containers[i].resources;
+                sum = ck_add_sat(sum, of(limits ? &rr->limits : &rr->requests, name));
+        }
+        for (size_t i = 0; i < pod->n_init_containers; i++) {
+                const struct container *c = &pod->init_containers[i];
+                const struct resource_requirements *rr = &c->resources;
+                int64_t r = of(limits ? &rr->limits : &rr->requests, name), need;
+                if (container_is_sidecar(c)) {
+                        sum = ck_add_sat(sum, r);
+                        side = ck_add_sat(side, r);
+                        need = side;
+                } else {
+                        need = ck_add_sat(r, side);
+                }
+                init = need > init ? need : init;
+        }
+        return init > sum ? init : sum;
+}
+
+int64_t resource_hugepage_size(const char *name)
+{
+        static const char prefix[] = "hugepages-";
+        if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+                return -1;
+        int64_t size = 0;
+        cleanup_error ck_error_t err = NULL;
+        if (api_parse_quantity(name + sizeof(prefix) - 1, false, &size, &err) < 0 || size <= 0)
+                return -1;
+        return size;
 }
 
 void container_release(struct container *c)
@@ -229,6 +284,7 @@ static void pod_free(struct pod *pod)
         kv_list_release(&pod->security_context.sysctls);
         free(pod->priority_class_name);
         free(pod->runtime_class_name);
+        resource_list_release(&pod->overhead);
         free(pod->os_name);
         free(pod->source_path);
         free(pod->full_name_);

@@ -54,10 +54,19 @@ struct resource_list {
         int64_t ephemeral_storage;
         struct resource_count *extended;
         size_t n_extended;
+        /* hugepages-<size>: bytes, named as the spec names them */
+        struct resource_count *hugepages;
+        size_t n_hugepages;
 };
 
 /* The count of extended resource name in l (0 when absent). */
 int64_t resource_list_extended(const struct resource_list *l, const char *name);
+/* The bytes of huge pages resource name ("hugepages-2Mi") in l (0 when
+ * absent). */
+int64_t resource_list_hugepages(const struct resource_list *l, const char *name);
+/* The page size of a huge pages resource name ("hugepages-2Mi": 2097152),
+ * -1 when name is not one (upstream HugePageSizeFromResourceName). */
+int64_t resource_hugepage_size(const char *name);
 
 struct resource_requirements {
         struct resource_list requests;
@@ -352,6 +361,11 @@ struct pod {
         char *priority_class_name;
         int32_t priority;
         char *runtime_class_name;
+        /* spec.overhead (what the RuntimeClass admission put there): added
+         * to the pod's requests at admission and to its pod cgroup, and
+         * sent as the sandbox's overhead */
+        bool has_overhead;
+        struct resource_list overhead;
         char *os_name; /* spec.os.name, NULL if not set */
         /* spec.resources names cpu, memory or huge pages (upstream
          * IsPodLevelResourcesSet): pod-level resources, which ckubelet does
@@ -414,6 +428,14 @@ uint64_t api_container_hash(const char *name, const char *image);
 
 /* True if the container is a sidecar (init container with restartPolicy Always). */
 bool container_is_sidecar(const struct container *c);
+
+/* upstream's effective request (or limit) of one resource (component-helpers
+ * PodRequests / PodLimits, without the overhead): the app containers and
+ * sidecars summed, against each init container with the sidecars before it,
+ * the larger; `of` reads the amount from a list, saturating sums. */
+int64_t pod_resource_effective(const struct pod *pod, bool limits,
+                               int64_t (*of)(const struct resource_list *l, const char *name),
+                               const char *name);
 
 /* upstream podutil.ContainerShouldRestart: whether an exit with exit_code
  * restarts the container: its first restartPolicyRules entry whose exit

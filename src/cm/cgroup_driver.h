@@ -22,7 +22,7 @@
 /* hugetlb limits to write, for every huge page size of the machine */
 enum cgroup_hugetlb {
         CGROUP_HUGETLB_KEEP = 0,  /* write nothing */
-        CGROUP_HUGETLB_NONE,      /* 0: pods (no hugepage requests) */
+        CGROUP_HUGETLB_NONE,      /* 0, but the pod's limits (hugetlb_limits) */
         CGROUP_HUGETLB_UNBOUNDED, /* 1 << 62: the QoS cgroups */
         CGROUP_HUGETLB_CAPACITY,  /* nr_hugepages * size: kubepods */
 };
@@ -39,11 +39,19 @@ struct cgroup_resources {
         bool has_pids_limit;
         int64_t pids_limit; /* -1: unlimited */
         enum cgroup_hugetlb hugetlb;
+        /* CGROUP_HUGETLB_NONE: the pod's huge pages limits, by page size
+         * (bytes); a size not listed is limited to 0 (upstream
+         * ResourceConfigForPod's HugePageLimit) */
+        struct cgroup_hugetlb_limit {
+                int64_t page_size, limit;
+        } hugetlb_limits[8];
+        size_t n_hugetlb_limits;
 };
 
 struct cgroup_hugepage {
-        char name[16];    /* "2MB", "1GB": the size in control file names */
-        int64_t capacity; /* bytes: nr_hugepages * size */
+        char name[16];     /* "2MB", "1GB": the size in control file names */
+        int64_t page_size; /* bytes */
+        int64_t capacity;  /* bytes: nr_hugepages * size */
 };
 
 /* One hierarchy to create cgroups in: v1 a controller's mount, v2 the root. */
@@ -130,6 +138,6 @@ int cm_cgroup_mkdir(const char *path, bool *created, ck_error_t *err);
 /* Huge page sizes of the machine (/sys/kernel/mm/hugepages). */
 void cm_hugepages_probe(struct cgroup_fs *fs);
 /* The limit to write for one page size, or -1 for KEEP. */
-int64_t cm_hugetlb_limit(enum cgroup_hugetlb h, const struct cgroup_hugepage *hp);
+int64_t cm_hugetlb_limit(const struct cgroup_resources *r, const struct cgroup_hugepage *hp);
 
 #endif

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -324,9 +325,7 @@ int cm_cgroup_list_children(struct cgroup_fs *fs, const char *name, char ***chil
         return 0;
 }
 
-/* "2MB", "1GB", "64KB": how runc names a page size of `bytes` in control files
- * (go-units CustomSize("%g%s", size, 1024, B KB MB GB TB PB)). */
-static void hugepage_name(int64_t bytes, char *buf, size_t len)
+void cm_hugepage_name(int64_t bytes, char *buf, size_t len)
 {
         static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
         double v = (double)bytes;
@@ -338,19 +337,31 @@ static void hugepage_name(int64_t bytes, char *buf, size_t len)
         snprintf(buf, len, "%g%s", v, units[u]);
 }
 
-void cm_hugepages_probe(struct cgroup_fs *fs)
+size_t cm_hugepage_sizes(int64_t *sizes, size_t room)
 {
         DIR *d = opendir(HUGEPAGES_DIR);
         if (d == NULL)
-                return;
+                return 0;
+        size_t n = 0;
         struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
+        while ((de = readdir(d)) != NULL && n < room) {
                 long long kb = 0;
                 char unit[4] = {0};
-                if (sscanf(de->d_name, "hugepages-%lld%3s", &kb, unit) != 2 ||
-                    strcmp(unit, "kB") != 0 || kb <= 0)
-                        continue;
-                cleanup_free char *dir = xasprintf(HUGEPAGES_DIR "/%s", de->d_name);
+                if (sscanf(de->d_name, "hugepages-%lld%3s", &kb, unit) == 2 &&
+                    strcmp(unit, "kB") == 0 && kb > 0)
+                        sizes[n++] = (int64_t)kb * 1024;
+        }
+        closedir(d);
+        return n;
+}
+
+void cm_hugepages_probe(struct cgroup_fs *fs)
+{
+        int64_t sizes[16];
+        size_t n = cm_hugepage_sizes(sizes, ARRAY_SIZE(sizes));
+        for (size_t i = 0; i < n; i++) {
+                cleanup_free char *dir =
+                    xasprintf(HUGEPAGES_DIR "/hugepages-%" PRId64 "kB", sizes[i] / 1024);
                 cleanup_free char *nr = NULL;
                 ck_error_t err = NULL;
                 int64_t pages = 0;
@@ -360,16 +371,19 @@ void cm_hugepages_probe(struct cgroup_fs *fs)
                 fs->hugepages =
                     xrealloc(fs->hugepages, (fs->n_hugepages + 1) * sizeof(*fs->hugepages));
                 struct cgroup_hugepage *hp = &fs->hugepages[fs->n_hugepages++];
-                hugepage_name((int64_t)kb * 1024, hp->name, sizeof(hp->name));
-                hp->capacity = pages * (int64_t)kb * 1024;
+                cm_hugepage_name(sizes[i], hp->name, sizeof(hp->name));
+                hp->page_size = sizes[i];
+                hp->capacity = pages * hp->page_size;
         }
-        closedir(d);
 }
 
-int64_t cm_hugetlb_limit(enum cgroup_hugetlb h, const struct cgroup_hugepage *hp)
+int64_t cm_hugetlb_limit(const struct cgroup_resources *r, const struct cgroup_hugepage *hp)
 {
-        switch (h) {
+        switch (r->hugetlb) {
         case CGROUP_HUGETLB_NONE:
+                for (size_t i = 0; i < r->n_hugetlb_limits; i++)
+                        if (r->hugetlb_limits[i].page_size == hp->page_size)
+                                return r->hugetlb_limits[i].limit;
                 return 0;
         case CGROUP_HUGETLB_UNBOUNDED:
                 return (int64_t)1 << 62;

@@ -204,7 +204,7 @@ static int v1_set(struct cgroup_fs *fs, const char *name, const struct cgroup_re
                         cleanup_free char *file =
                             xasprintf("hugetlb.%s.limit_in_bytes", fs->hugepages[i].name);
                         snprintf(buf, sizeof(buf), "%" PRId64,
-                                 cm_hugetlb_limit(r->hugetlb, &fs->hugepages[i]));
+                                 cm_hugetlb_limit(r, &fs->hugepages[i]));
                         if (cm_cgroup_write(fs, dir, file, buf, err) < 0)
                                 return -1;
                 }

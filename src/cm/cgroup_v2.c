@@ -152,7 +152,7 @@ static int v2_set(struct cgroup_fs *fs, const char *name, const struct cgroup_re
                         cleanup_free char *file =
                             xasprintf("hugetlb.%s.max", fs->hugepages[i].name);
                         snprintf(buf, sizeof(buf), "%" PRId64,
-                                 cm_hugetlb_limit(r->hugetlb, &fs->hugepages[i]));
+                                 cm_hugetlb_limit(r, &fs->hugepages[i]));
                         if (cm_cgroup_write(fs, dir, file, buf, err) < 0)
                                 return -1;
                 }

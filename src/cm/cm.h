@@ -138,6 +138,13 @@ int cm_list_pod_cgroups(struct cm *cm, char ***uids, ck_error_t *err);
  * MilliCPUToQuota: milli * period / 1000, at least 1000 us; 0 for 0.
  * Shares to cgroup v2 cpu.weight: 1 + ((shares - 2) * 9999) / 262142. */
 uint64_t cm_milli_cpu_to_shares(int64_t milli_cpu);
+
+/* The machine's huge page sizes, bytes (/sys/kernel/mm/hugepages, as runc's
+ * HugePageSizes): at most room of them. */
+size_t cm_hugepage_sizes(int64_t *sizes, size_t room);
+/* "2MB", "1GB", "64KB": how runc and the CRI name a page size of `bytes`
+ * (upstream HugePageUnitSizeFromByteSize). */
+void cm_hugepage_name(int64_t bytes, char *buf, size_t len);
 int64_t cm_milli_cpu_to_quota(int64_t milli_cpu, int64_t period_us);
 uint64_t cm_cpu_shares_to_weight(uint64_t shares);
 /* cgroup v2 cpu.weight back to shares: 2 + ((weight - 1) * 262142) / 9999. */

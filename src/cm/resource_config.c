@@ -142,6 +142,48 @@ void cm_pod_totals(const struct pod *pod, struct cm_pod_totals *out)
         out->memory_requests = req.memory;
         out->cpu_limits = lim.cpu;
         out->memory_limits = lim.memory;
+        /* spec.overhead: added to the requests, and to a limit some
+         * container sets (upstream PodRequests / PodLimits) */
+        const struct resource_list *o = &pod->overhead;
+        if (!pod->has_overhead)
+                return;
+        if (o->has_cpu) {
+                out->cpu_requests = ck_add_sat(out->cpu_requests, o->cpu_milli);
+                if (out->cpu_limits > 0)
+                        out->cpu_limits = ck_add_sat(out->cpu_limits, o->cpu_milli);
+        }
+        if (o->has_memory) {
+                out->memory_requests = ck_add_sat(out->memory_requests, o->memory);
+                if (out->memory_limits > 0)
+                        out->memory_limits = ck_add_sat(out->memory_limits, o->memory);
+        }
+}
+
+/* upstream HugePageLimits of the pod's limits (overhead added to a size a
+ * container limits): by page size; the other sizes get 0. */
+static void hugetlb_limits(const struct pod *pod, struct cgroup_resources *out)
+{
+        const size_t room = sizeof(out->hugetlb_limits) / sizeof(out->hugetlb_limits[0]);
+        for (size_t k = 0; k < pod->n_containers + pod->n_init_containers; k++) {
+                const struct resource_list *l =
+                    k < pod->n_containers
+                        ? &pod->containers[k].resources.limits
+                        : &pod->init_containers[k - pod->n_containers].resources.limits;
+                for (size_t h = 0; h < l->n_hugepages; h++) {
+                        const char *name = l->hugepages[h].name;
+                        int64_t size = resource_hugepage_size(name);
+                        bool seen = false;
+                        for (size_t i = 0; i < out->n_hugetlb_limits && !seen; i++)
+                                seen = out->hugetlb_limits[i].page_size == size;
+                        if (seen || size <= 0 || out->n_hugetlb_limits == room)
+                                continue;
+                        int64_t v = ck_add_sat(
+                            pod_resource_effective(pod, true, resource_list_hugepages, name),
+                            resource_list_hugepages(&pod->overhead, name));
+                        out->hugetlb_limits[out->n_hugetlb_limits++] =
+                            (struct cgroup_hugetlb_limit){.page_size = size, .limit = v};
+                }
+        }
 }
 
 void cm_pod_resource_config(const struct pod *pod, enum qos_class qos, int64_t pids_limit,
@@ -181,4 +223,5 @@ void cm_pod_resource_config(const struct pod *pod, enum qos_class qos, int64_t p
                 out->pids_limit = pids_limit;
         }
         out->hugetlb = CGROUP_HUGETLB_NONE;
+        hugetlb_limits(pod, out);
 }

@@ -25,12 +25,15 @@ struct cm_pod_totals {
         bool memory_limits_declared;
 };
 
+/* The requests and limits of the pod's containers, then its spec.overhead
+ * added to the requests and to the limits some container declares. */
 void cm_pod_totals(const struct pod *pod, struct cm_pod_totals *out);
 
 /* The pod cgroup's values: Guaranteed shares, quota and memory; Burstable
  * shares, and quota / memory only when every container declares that limit;
- * BestEffort shares 2.  pids_limit > 0 adds pids.max; hugetlb is 0 (pods
- * request no huge pages). */
+ * BestEffort shares 2; spec.overhead added as cm_pod_totals does.
+ * pids_limit > 0 adds pids.max; hugetlb: the pod's huge pages limits, 0 for
+ * the sizes it does not ask for. */
 void cm_pod_resource_config(const struct pod *pod, enum qos_class qos, int64_t pids_limit,
                             struct cgroup_resources *out);
 

@@ -64,37 +64,9 @@ void admission_pod_requests_actual(const struct pod *pod, const json_t *actual, 
         *memory = init_mem > mem ? init_mem : mem;
 }
 
-/* upstream's effective request (or limit) of one resource: the app containers and
- * sidecars summed, against each init container with the sidecars before
- * it, the larger */
-static int64_t effective_of(const struct pod *pod, bool limits,
-                            int64_t (*of)(const struct resource_list *l, const char *name),
-                            const char *name)
-{
-        int64_t sum = 0, side = 0, init = 0;
-        for (size_t i = 0; i < pod->n_containers; i++) {
-                const struct resource_requirements *rr = &pod->containers[i].resources;
-                sum = ck_add_sat(sum, of(limits ? &rr->limits : &rr->requests, name));
-        }
-        for (size_t i = 0; i < pod->n_init_containers; i++) {
-                const struct container *c = &pod->init_containers[i];
-                const struct resource_requirements *rr = &c->resources;
-                int64_t r = of(limits ? &rr->limits : &rr->requests, name), need;
-                if (container_is_sidecar(c)) {
-                        sum = ck_add_sat(sum, r);
-                        side = ck_add_sat(side, r);
-                        need = side;
-                } else {
-                        need = ck_add_sat(r, side);
-                }
-                init = need > init ? need : init;
-        }
-        return init > sum ? init : sum;
-}
-
 int64_t admission_pod_extended_request(const struct pod *pod, const char *name)
 {
-        return effective_of(pod, false, resource_list_extended, name);
+        return pod_resource_effective(pod, false, resource_list_extended, name);
 }
 
 static int64_t ephemeral_of(const struct resource_list *l, const char *name)
@@ -105,7 +77,7 @@ static int64_t ephemeral_of(const struct resource_list *l, const char *name)
 
 int64_t admission_pod_ephemeral_storage_request(const struct pod *pod)
 {
-        return effective_of(pod, false, ephemeral_of, NULL);
+        return pod_resource_effective(pod, false, ephemeral_of, NULL);
 }
 
 int64_t admission_pod_ephemeral_storage_limit(const struct pod *pod, bool *has)
@@ -115,7 +87,55 @@ int64_t admission_pod_ephemeral_storage_limit(const struct pod *pod, bool *has)
                 *has = pod->containers[i].resources.limits.has_ephemeral_storage;
         for (size_t i = 0; i < pod->n_init_containers && !*has; i++)
                 *has = pod->init_containers[i].resources.limits.has_ephemeral_storage;
-        return effective_of(pod, true, ephemeral_of, NULL);
+        return pod_resource_effective(pod, true, ephemeral_of, NULL);
+}
+
+/* What the fit counts of a pod (upstream PodRequests without
+ * ExcludeOverhead): its effective requests and its spec.overhead. */
+static void fit_requests(const struct pod *pod, const json_t *actual, int64_t *cpu, int64_t *mem)
+{
+        admission_pod_requests_actual(pod, actual, cpu, mem);
+        if (!pod->has_overhead)
+                return;
+        *cpu = ck_add_sat(*cpu, pod->overhead.cpu_milli);
+        *mem = ck_add_sat(*mem, pod->overhead.memory);
+}
+
+static int64_t fit_request_of(const struct pod *pod, const char *name)
+{
+        const struct resource_list *o = &pod->overhead;
+        if (strcmp(name, "ephemeral-storage") == 0)
+                return ck_add_sat(admission_pod_ephemeral_storage_request(pod),
+                                  o->has_ephemeral_storage ? o->ephemeral_storage : 0);
+        if (resource_hugepage_size(name) > 0)
+                return ck_add_sat(pod_resource_effective(pod, false, resource_list_hugepages, name),
+                                  resource_list_hugepages(o, name));
+        return ck_add_sat(admission_pod_extended_request(pod, name),
+                          resource_list_extended(o, name));
+}
+
+/* The names of ephemeral-storage and huge pages a pod asks for (with its
+ * overhead's), each once, into names (room for n). */
+static size_t native_names(const struct pod *pod, const char **names, size_t room)
+{
+        size_t n = 0;
+        if (fit_request_of(pod, "ephemeral-storage") > 0)
+                names[n++] = "ephemeral-storage";
+        for (size_t k = 0; k < pod->n_containers + pod->n_init_containers + 1; k++) {
+                const struct resource_list *l =
+                    k < pod->n_containers ? &pod->containers[k].resources.requests
+                    : k < pod->n_containers + pod->n_init_containers
+                        ? &pod->init_containers[k - pod->n_containers].resources.requests
+                        : &pod->overhead;
+                for (size_t h = 0; h < l->n_hugepages; h++) {
+                        bool seen = false;
+                        for (size_t i = 0; i < n && !seen; i++)
+                                seen = strcmp(names[i], l->hugepages[h].name) == 0;
+                        if (!seen && n < room)
+                                names[n++] = l->hugepages[h].name;
+                }
+        }
+        return n;
 }
 
 void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)
@@ -275,10 +295,10 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                 return;
         }
         int64_t cpu, mem, used_cpu = 0, used_mem = 0;
-        admission_pod_requests(pod, &cpu, &mem);
+        fit_requests(pod, NULL, &cpu, &mem);
         for (size_t i = 0; i < n_active; i++) {
                 int64_t c, m;
-                admission_pod_requests_actual(active[i], actual ? actual[i] : NULL, &c, &m);
+                fit_requests(active[i], actual ? actual[i] : NULL, &c, &m);
                 used_cpu = ck_add_sat(used_cpu, c);
                 used_mem = ck_add_sat(used_mem, m);
         }
@@ -290,15 +310,33 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                 insufficient(out, "memory", mem, used_mem, node->allocatable_memory);
                 return;
         }
+        /* ephemeral-storage and huge pages, against 0 when the node has
+         * none */
+        const char *names[16];
+        size_t n_names = native_names(pod, names, sizeof(names) / sizeof(names[0]));
+        for (size_t k = 0; k < n_names; k++) {
+                int64_t req = fit_request_of(pod, names[k]), used = 0, cap = 0;
+                if (req <= 0)
+                        continue;
+                for (size_t e = 0; e < node->n_native; e++)
+                        if (strcmp(node->native[e].name, names[k]) == 0)
+                                cap = node->native[e].value;
+                for (size_t i = 0; i < n_active; i++)
+                        used = ck_add_sat(used, fit_request_of(active[i], names[k]));
+                if (ck_add_sat(used, req) > cap) {
+                        insufficient(out, names[k], req, used, cap);
+                        return;
+                }
+        }
         /* extended resources the node has (the others are not the node's
          * to check) */
         for (size_t e = 0; e < node->n_extended; e++) {
                 const char *name = node->extended[e].name;
-                int64_t req = admission_pod_extended_request(pod, name), used = 0;
+                int64_t req = fit_request_of(pod, name), used = 0;
                 if (req <= 0)
                         continue;
                 for (size_t i = 0; i < n_active; i++)
-                        used = ck_add_sat(used, admission_pod_extended_request(active[i], name));
+                        used = ck_add_sat(used, fit_request_of(active[i], name));
                 if (ck_add_sat(used, req) > node->extended[e].value) {
                         insufficient(out, name, req, used, node->extended[e].value);
                         return;

@@ -41,6 +41,11 @@ struct admission_node {
          * level resource) */
         const struct resource_count *extended;
         size_t n_extended;
+        /* ephemeral-storage and the hugepages-<size> the node offers
+         * (allocatable): a request of one it does not list is checked
+         * against 0, as upstream's fit does */
+        const struct resource_count *native;
+        size_t n_native;
         /* the Node's name, labels (an object) and spec.taints (an array),
          * as the apiserver has them, else as this kubelet would register
          * it (upstream getNodeAnyWay); labels and taints may be NULL */

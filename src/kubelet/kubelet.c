@@ -396,6 +396,31 @@ static struct resource_count *node_extended(struct kubelet *kl, const json_t *ap
         return l;
 }
 
+struct resource_count *kl_node_native(const json_t *node, size_t *n)
+{
+        struct resource_count *l = NULL;
+        *n = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(json_object_get(node, "status"), "allocatable"), k, v)
+        {
+                int64_t q = 0;
+                cleanup_error ck_error_t e = NULL;
+                if ((strcmp(k, "ephemeral-storage") == 0 || resource_hugepage_size(k) > 0) &&
+                    json_is_string(v) &&
+                    api_parse_quantity(json_string_value(v), false, &q, &e) == 0)
+                        extended_set(&l, n, k, q);
+        }
+        return l;
+}
+
+void kl_resource_counts_free(struct resource_count *l, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(l[i].name);
+        free(l);
+}
+
 /* upstream's eviction admit handler, the first: under pressure, pods the
  * node cannot take are refused (reason Evicted). */
 static bool admit_under_pressure(struct kubelet *kl, struct pod_record *r)
@@ -419,6 +444,8 @@ json_t *kl_admission_node(struct kubelet *kl, bool *from_api)
                 *from_api = node != NULL;
         if (node != NULL)
                 return node;
+        if (kl->local_node != NULL)
+                return json_deep_copy(kl->local_node);
         return json_pack("{s:{s:s, s:o}}", "metadata", "name", kl->cfg->node_name, "labels",
                          node_default_labels(kl->cfg->node_name, &kl->cfg->node_labels));
 }
@@ -433,6 +460,8 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         bool from_api = false;
         cleanup_json json_t *node_obj = kl_admission_node(kl, &from_api);
         struct resource_count *ext = node_extended(kl, from_api ? node_obj : NULL, &n_ext);
+        size_t n_native = 0;
+        struct resource_count *native = kl_node_native(node_obj, &n_native);
         struct admission_node node = {
             .name = kl->cfg->node_name,
             .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),
@@ -446,6 +475,8 @@ static void admit(struct kubelet *kl, struct pod_record *r)
             .devices_ctx = kl->devices,
             .extended = ext,
             .n_extended = n_ext,
+            .native = native,
+            .n_native = n_native,
         };
         struct pod **active = xcalloc(kl->loop.n_records ? kl->loop.n_records : 1, sizeof(*active));
         size_t n = 0;
@@ -458,9 +489,8 @@ static void admit(struct kubelet *kl, struct pod_record *r)
         struct admission_result ar;
         admission_check(r->alloc, active, n, &node, &ar);
         free(active);
-        for (size_t i = 0; i < n_ext; i++)
-                free(ext[i].name);
-        free(ext);
+        kl_resource_counts_free(ext, n_ext);
+        kl_resource_counts_free(native, n_native);
         /* upstream's node shutdown manager: the last admit handler (devices
          * allocated meanwhile are freed with the inactive pod) */
         if (ar.admit && atomic_load(&kl->node.shutting_down)) {
@@ -1459,9 +1489,8 @@ static bool node_shutting_down(void *opaque)
         return atomic_load(&nd->shutting_down);
 }
 
-/* Registers the node and keeps its status and Lease current (src/node).
- * Started before the runtime is up: the node shows NotReady meanwhile. */
-static int start_node_agent(struct kubelet *kl, ck_error_t *err)
+/* The node agent's options (src/node) from the configuration. */
+static void node_options(struct kubelet *kl, struct node_agent_options *out)
 {
         const struct kubelet_config *cfg = kl->cfg;
         struct node_agent_options no = {
@@ -1503,7 +1532,19 @@ static int start_node_agent(struct kubelet *kl, ck_error_t *err)
                         no.eviction_nodefs_fraction = t->value.percentage;
                 }
         }
-        if (node_agent_start(&no, &kl->node_agent, err) < 0)
+        *out = no;
+}
+
+/* Registers the node and keeps its status and Lease current (src/node).
+ * Started before the runtime is up: the node shows NotReady meanwhile.
+ * Without an apiserver, or before its Node is read, the admission checks
+ * the Node this kubelet would register (upstream initialNode). */
+static int start_node_agent(struct kubelet *kl, ck_error_t *err)
+{
+        struct node_agent_options no;
+        node_options(kl, &no);
+        kl->local_node = node_local(&no);
+        if (kl->api_cfg != NULL && node_agent_start(&no, &kl->node_agent, err) < 0)
                 return ck_error_wrap(err, "node status");
         return 0;
 }
@@ -1602,7 +1643,7 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
         so.stats = kl->stats;
         if (kubelet_server_start(&so, &kl->server, err) < 0)
                 return ck_error_wrap(err, "kubelet server");
-        if (kl->api_cfg && start_node_agent(kl, err) < 0)
+        if (start_node_agent(kl, err) < 0)
                 return -1;
         if (wait_for_runtime(kl, err) < 0)
                 return -1;
@@ -1742,6 +1783,8 @@ bool kubelet_free(struct kubelet *kl)
         /* the node status thread reads the PLEG's health: stopped first */
         node_agent_stop(kl->node_agent);
         kl->node_agent = NULL;
+        json_decref(kl->local_node);
+        kl->local_node = NULL;
         pleg_stop(kl->node.pleg);
         prober_free(kl->prober);
         kubelet_server_stop(kl->server);

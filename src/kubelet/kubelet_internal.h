@@ -247,6 +247,9 @@ struct kubelet {
         struct status_manager *sm;
         struct api_source *api;
         struct node_agent *node_agent;
+        /* the Node this kubelet would register (node_local), made at start
+         * and never changed: kl_admission_node copies it */
+        json_t *local_node;
         int64_t reserved_cpu_milli, reserved_memory;
         bool apparmor_enabled; /* the host enforces AppArmor (read at start) */
 
@@ -283,6 +286,10 @@ void kl_sync_record(struct kubelet *kl, struct pod_record *r, const char *update
  * as the apiserver has it (*from_api true; from_api may be NULL), else
  * {metadata: {name, labels: the default labels}}.  A new reference. */
 json_t *kl_admission_node(struct kubelet *kl, bool *from_api);
+/* The node's allocatable ephemeral-storage and huge pages (of a Node from
+ * kl_admission_node), for admission_node.native: a new array. */
+struct resource_count *kl_node_native(const json_t *node, size_t *n);
+void kl_resource_counts_free(struct resource_count *l, size_t n);
 
 /* resize.c: in-place resize on the sync loop (upstream's allocation
  * manager).  A new record: its alloc pod from the checkpoint (a restarted

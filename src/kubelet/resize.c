@@ -245,6 +245,8 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
         struct cm_node_resources node;
         cm_node_resources(kl->cm, &node);
         cleanup_json json_t *node_obj = kl_admission_node(kl, NULL);
+        size_t n_native = 0;
+        struct resource_count *native = kl_node_native(node_obj, &n_native);
         struct admission_node an = {
             .name = kl->cfg->node_name,
             .labels = json_object_get(json_object_get(node_obj, "metadata"), "labels"),
@@ -254,12 +256,15 @@ static enum resize_outcome handle_resize(struct kubelet *kl, struct pod_record *
             .max_pods = kl->cfg->max_pods,
             .sysctls = kl->sysctls,
             .apparmor_enabled = kl->apparmor_enabled,
+            .native = native,
+            .n_native = n_native,
         };
         struct pod **others = NULL;
         json_t **actual = NULL;
         size_t n = active_allocated(kl, r, &others, &actual);
         struct resize_decision d;
         resize_decide(r->pod, alloc, others, (const json_t *const *)actual, n, &an, &d);
+        kl_resource_counts_free(native, n_native);
         for (size_t i = 0; i < n; i++)
                 json_decref(actual[i]);
         free(actual);

@@ -86,6 +86,11 @@ const char *const *kuberuntime__default_readonly_paths(void);
 #define KR_QUOTA_PERIOD 100000
 
 /* upstream calculateLinuxResources. has_cpu_request false = no request. */
+/* A container that limits huge pages: a limit for every page size of the
+ * machine, 0 but for the sizes it asks for (upstream
+ * GetHugepageLimitsFromResources).  Nothing for the others. */
+void kuberuntime__hugepage_limits(Runtime__V1__LinuxContainerResources *r,
+                                  const struct resource_list *limits);
 Runtime__V1__LinuxContainerResources *kuberuntime__linux_resources(bool has_cpu_request,
                                                                    int64_t cpu_request_milli,
                                                                    int64_t cpu_limit_milli,

@@ -29,6 +29,7 @@ static Runtime__V1__LinuxContainerResources *container_resources(const struct po
             req->has_cpu, req->cpu_milli, lim->has_cpu ? lim->cpu_milli : 0,
             lim->has_memory ? lim->memory : 0);
         r->oom_score_adj = kuberuntime_oom_score_adj(pod, c, kuberuntime__node_memory_capacity());
+        kuberuntime__hugepage_limits(r, lim);
         return r;
 }
 

@@ -5,10 +5,11 @@
  * kuberuntime_sandbox_linux.go calculateSandboxResources, and
  * pkg/kubelet/cm/helpers_linux.go for the CFS arithmetic, src/cm here).
  *
- * Not sent, unlike upstream: hugepage limits (the pod model has no
- * hugepage resources; upstream sends a zero limit per page size, which
- * runc cannot apply on a hybrid cgroup node where hugetlb lives only in
- * the v2 hierarchy) and swap settings (NodeSwap is off by default).
+ * Hugepage limits go only to a container that asks for huge pages
+ * (upstream sends a zero limit per page size to every container, which runc
+ * cannot apply on a hybrid cgroup node where hugetlb lives only in the v2
+ * hierarchy; the pod cgroup's hugetlb limits bound the others).  Not sent:
+ * swap settings (NodeSwap is off by default).
  */
 #include "cm/cm.h"
 #include "kuberuntime/builders_internal.h"
@@ -38,6 +39,27 @@ Runtime__V1__LinuxContainerResources *kuberuntime__linux_resources(bool has_cpu_
                            runtime__v1__linux_container_resources__unified_entry__descriptor,
                            "memory.oom.group", "1");
         return r;
+}
+
+void kuberuntime__hugepage_limits(Runtime__V1__LinuxContainerResources *r,
+                                  const struct resource_list *limits)
+{
+        if (limits->n_hugepages == 0)
+                return;
+        int64_t sizes[16];
+        size_t n = cm_hugepage_sizes(sizes, sizeof(sizes) / sizeof(sizes[0]));
+        r->hugepage_limits = xcalloc(n ? n : 1, sizeof(*r->hugepage_limits));
+        for (size_t i = 0; i < n; i++) {
+                Runtime__V1__HugepageLimit *h = xmalloc(sizeof(*h));
+                runtime__v1__hugepage_limit__init(h);
+                char name[16];
+                cm_hugepage_name(sizes[i], name, sizeof(name));
+                h->page_size = xstrdup(name);
+                for (size_t k = 0; k < limits->n_hugepages; k++)
+                        if (resource_hugepage_size(limits->hugepages[k].name) == sizes[i])
+                                h->limit = (uint64_t)limits->hugepages[k].value;
+                r->hugepage_limits[r->n_hugepage_limits++] = h;
+        }
 }
 
 /* A per-resource sum as upstream's resource lists (a resource is present

@@ -250,11 +250,19 @@ static int sandbox_linux_config(const struct pod *pod, const char *cgroup_parent
                            runtime__v1__linux_pod_sandbox_config__sysctls_entry__descriptor,
                            psc->sysctls.items[i].key, psc->sysctls.items[i].value);
 
-        /* upstream applySandboxResources: the pod's aggregate, and an empty
-         * overhead (pods here carry no RuntimeClass overhead) */
+        /* upstream applySandboxResources: the pod's aggregate without its
+         * overhead, and the overhead as requests = limits (empty when the
+         * pod has none) */
         lc->resources = kuberuntime__sandbox_resources(pod);
-        lc->overhead = xmalloc(sizeof(*lc->overhead));
-        runtime__v1__linux_container_resources__init(lc->overhead);
+        if (pod->has_overhead) {
+                const struct resource_list *o = &pod->overhead;
+                int64_t cpu = o->has_cpu ? o->cpu_milli : 0;
+                lc->overhead =
+                    kuberuntime__linux_resources(true, cpu, cpu, o->has_memory ? o->memory : 0);
+        } else {
+                lc->overhead = xmalloc(sizeof(*lc->overhead));
+                runtime__v1__linux_container_resources__init(lc->overhead);
+        }
         *out = lc;
         return 0;
 }

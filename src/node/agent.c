@@ -131,6 +131,29 @@ static void free_agent(struct node_agent *a)
         free(a);
 }
 
+json_t *node_local(const struct node_agent_options *o)
+{
+        struct node_machine_info mi = {0};
+        node_machine_info_read(o->root_dir, &mi);
+        struct node_status_inputs in = {
+            .machine = &mi,
+            .hostname = o->node_name,
+            .node_ip = o->node_ip,
+            .max_pods = o->max_pods > 0 ? o->max_pods : 110,
+            .port = o->port > 0 ? o->port : 10250,
+            .reserved_cpu_milli = o->reserved_cpu_milli,
+            .reserved_memory = o->reserved_memory,
+            .eviction_memory_bytes = o->eviction_memory_bytes,
+            .eviction_memory_fraction = o->eviction_memory_fraction,
+            .eviction_nodefs_bytes = o->eviction_nodefs_bytes,
+            .eviction_nodefs_fraction = o->eviction_nodefs_fraction,
+            .now_ns = fs_now_real_ns(),
+        };
+        json_t *node = node_build_initial(o->node_name, o->node_labels, &in, NULL);
+        node_machine_info_clear(&mi);
+        return node;
+}
+
 int node_agent_start(const struct node_agent_options *o, struct node_agent **out, ck_error_t *err)
 {
         *out = NULL;

@@ -155,6 +155,12 @@ const char *node_agent_node_ip(struct node_agent *a);
  * copy), or NULL before it is known.  Any thread. */
 json_t *node_agent_get_node(struct node_agent *a);
 
+/* The Node this kubelet would register, status included (upstream
+ * initialNode, what getNodeAnyWay gives a kubelet without the apiserver's
+ * Node): labels, capacity and allocatable from this host's facts and o's
+ * reservation; o->api and the callbacks are not used.  New reference. */
+json_t *node_local(const struct node_agent_options *o);
+
 /* The labels this kubelet gives its Node (kubernetes.io/hostname, os, arch
  * and the beta ones, then `labels` (--node-labels) over them): what the
  * admission checks a pod's node selector against when the Node is not

@@ -130,6 +130,11 @@ int volume_container_resource_value(const struct pod *pod, const struct containe
                 value = req->has_memory ? req->memory : 0;
         } else if (strcmp(res, "requests.ephemeral-storage") == 0) {
                 value = req->has_ephemeral_storage ? req->ephemeral_storage : 0;
+        } else if (strncmp(res, "requests.", 9) == 0 && resource_hugepage_size(res + 9) > 0) {
+                /* huge pages: the container's own amount, never the node's */
+                value = resource_list_hugepages(req, res + 9);
+        } else if (strncmp(res, "limits.", 7) == 0 && resource_hugepage_size(res + 7) > 0) {
+                value = resource_list_hugepages(lim, res + 7);
         } else {
                 return ck_error_make(err, 0, "unsupported container resource : %s", res);
         }

@@ -53,6 +53,86 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	query_empty sandboxes_of big
 }
 
+@test "admission: ephemeral-storage and huge pages beyond the node's are Failed with OutOfephemeral-storage and OutOfhugepages-2Mi" {
+	# one page more than the node has of 2Mi (none on most hosts)
+	nr=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages 2>/dev/null || echo 0)
+	cat >"$MANIFESTS/huge.yaml" <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: huge}
+	spec:
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {limits: {hugepages-2Mi: $(((nr + 1) * 2))Mi, memory: 64Mi}}}
+	YAML
+	cat >"$MANIFESTS/small.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: small}
+	spec:
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {requests: {ephemeral-storage: 1Mi}}}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is small Running
+	# after small: its request counts as used
+	cat >"$MANIFESTS/disk.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: disk}
+	spec:
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {requests: {ephemeral-storage: 100Ti}}}
+	YAML
+	wait_for -t 30 phase_is disk Failed
+	[ "$(pod_field disk .status.reason)" = OutOfephemeral-storage ]
+	[[ $(pod_field disk .status.message) == *"Node didn't have enough resource: ephemeral-storage, requested: 109951162777600, used: 1048576, capacity: "* ]]
+	wait_for -t 30 phase_is huge Failed
+	[ "$(pod_field huge .status.reason)" = OutOfhugepages-2Mi ]
+	[[ $(pod_field huge .status.message) == *"requested: $(((nr + 1) * 2097152)), used: 0, capacity: $((nr * 2097152))"* ]]
+	query_empty sandboxes_of disk
+	query_empty sandboxes_of huge
+}
+
+@test "spec.overhead: the pod cgroup holds the containers' limits and the overhead; the sandbox is given the overhead" {
+	cat >"$MANIFESTS/ovh.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: ovh}
+	spec:
+	  overhead: {cpu: 100m, memory: 32Mi}
+	  containers:
+	  - name: main
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    resources:
+	      limits: {cpu: 250m, memory: 64Mi}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is ovh Running
+	uid=$(pod_uid ovh)
+	pod_cg=$(e2e_cgroup_path "kubepods/pod$uid" memory)
+	if e2e_cgroup_v2; then
+		[ "$(cat "$pod_cg/memory.max")" -eq $((96 * 1024 * 1024)) ]
+		[ "$(cat "$pod_cg/cpu.max")" = "35000 100000" ]
+	else
+		[ "$(cat "$pod_cg/memory.limit_in_bytes")" -eq $((96 * 1024 * 1024)) ]
+		[ "$(cat "$(e2e_cgroup_path "kubepods/pod$uid" cpu)/cpu.cfs_quota_us")" -eq 35000 ]
+	fi
+	# the container keeps its own limits
+	ctr=$(running_containers_of ovh)
+	if [[ ${CK_E2E_RUNTIME:-containerd} == docker ]]; then
+		[ "$(docker inspect -f '{{.HostConfig.Memory}}' "$ctr")" -eq $((64 * 1024 * 1024)) ]
+		return 0
+	fi
+	run crictl inspect "$ctr"
+	[ "$(jq -r '.info.runtimeSpec.linux.resources.memory.limit' <<<"$output")" -eq $((64 * 1024 * 1024)) ]
+	# containerd keeps the sandbox's config: its overhead as sent
+	run crictl inspectp "$(sandboxes_of ovh)"
+	echo "$output" | jq '.info.config.linux.overhead' >&2
+	[ "$(jq -r '.info.config.linux.overhead.memory_limit_in_bytes' <<<"$output")" -eq $((32 * 1024 * 1024)) ]
+	[ "$(jq -r '.info.config.linux.overhead.cpu_quota' <<<"$output")" -eq 10000 ]
+}
+
 @test "admission: a static pod whose nodeSelector the node's labels lack is Failed with NodeAffinity; one that matches runs" {
 	cat >"$MANIFESTS/picky.yaml" <<-'YAML'
 	apiVersion: v1

@@ -397,6 +397,87 @@ static void test_requests_with_init_and_sidecar(void **state)
         pod_unref(p);
 }
 
+/* upstream's fit counts spec.overhead with the requests (PodRequests),
+ * and checks ephemeral-storage and huge pages against the node's
+ * allocatable, 0 when the node has none of them. */
+static void test_overhead_storage_hugepages(void **state)
+{
+        (void)state;
+        struct resource_count native[] = {{.name = "ephemeral-storage", .value = 1000000000},
+                                          {.name = "hugepages-2Mi", .value = 8 << 20}};
+        struct admission_node n = node;
+        n.native = native;
+        n.n_native = 2;
+        struct admission_result r;
+
+        /* 1500m + an overhead of 250m, beside a 500m pod: 2250 > 2000 */
+        struct pod *a = pod_with("a", "500m", "0", 0);
+        struct pod *o = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: o}\nspec:\n"
+            "  overhead: {cpu: 250m, memory: 120Mi}\n"
+            "  containers:\n  - {name: c, image: b:1, resources: {requests: {cpu: 1500m}}}\n");
+        admission_check(o, &a, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfcpu");
+        assert_string_equal(r.message, "Node didn't have enough resource: cpu, requested: 1750, "
+                                       "used: 500, capacity: 2000");
+        /* alone it fits; as the one already there, it counts its overhead */
+        admission_check(o, NULL, 0, &n, &r);
+        assert_true(r.admit);
+        struct pod *m = pod_with("m", "0", "905Mi", 0);
+        admission_check(m, &o, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfmemory");
+
+        /* ephemeral-storage: requests (a limit defaults the request) */
+        struct pod *s1 = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: s1}\nspec:\n  containers:\n"
+            "  - {name: c, image: b:1, resources: {limits: {ephemeral-storage: 600M}}}\n");
+        struct pod *s2 = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: s2}\nspec:\n  containers:\n"
+            "  - {name: c, image: b:1, resources: {requests: {ephemeral-storage: 500M}}}\n");
+        admission_check(s1, NULL, 0, &n, &r);
+        assert_true(r.admit);
+        admission_check(s2, &s1, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfephemeral-storage");
+        assert_string_equal(r.message,
+                            "Node didn't have enough resource: ephemeral-storage, requested: "
+                            "500000000, used: 600000000, capacity: 1000000000");
+
+        /* huge pages: of a size the node has, and of one it has not */
+        struct pod *h1 = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: h1}\nspec:\n  containers:\n"
+            "  - {name: c, image: b:1, resources: {limits: {hugepages-2Mi: 6Mi, memory: "
+            "10Mi}}}\n");
+        struct pod *h2 = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: h2}\nspec:\n  containers:\n"
+            "  - {name: c, image: b:1, resources: {limits: {hugepages-2Mi: 4Mi, memory: "
+            "10Mi}}}\n");
+        struct pod *h3 = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: h3}\nspec:\n  containers:\n"
+            "  - {name: c, image: b:1, resources: {limits: {hugepages-1Gi: 1Gi, memory: "
+            "10Mi}}}\n");
+        admission_check(h1, NULL, 0, &n, &r);
+        assert_true(r.admit);
+        admission_check(h2, &h1, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfhugepages-2Mi");
+        assert_string_equal(r.message, "Node didn't have enough resource: hugepages-2Mi, "
+                                       "requested: 4194304, used: 6291456, capacity: 8388608");
+        admission_check(h3, NULL, 0, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfhugepages-1Gi");
+        /* a node without ephemeral-storage in allocatable: 0 */
+        admission_check(s1, NULL, 0, &node, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfephemeral-storage");
+
+        struct pod *all[] = {a, o, m, s1, s2, h1, h2, h3};
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                pod_unref(all[i]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -411,6 +492,7 @@ int main(void)
             cmocka_unit_test(test_pod_level_resources),
             cmocka_unit_test(test_apparmor),
             cmocka_unit_test(test_extended_resources),
+            cmocka_unit_test(test_overhead_storage_hugepages),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -348,6 +348,12 @@ static void test_validation_errors(void **state)
             {"apiVersion: v2\n" META "spec: {" ONE "}\n",
              "apiVersion: Unsupported value: \"v2\": supported values: \"v1\""},
             {META "spec: []\n", "spec: Invalid value: []: must be an object"},
+            /* spec.overhead: validated as container limits (upstream's path) */
+            {META "spec: {overhead: {cpu: '-1'}, " ONE "}\n",
+             "spec.overhead.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to "
+             "0"},
+            {META "spec: {overhead: {hugepages-2Mi: 2Mi}, " ONE "}\n",
+             "spec.overhead: Forbidden: HugePages require cpu or memory"},
             {META "spec: {containers: [{name: a, image: x, ports: [{containerPort: 80x}]}]}\n",
              "spec.containers[0].ports[0].containerPort: Invalid value: \"80x\": must be an "
              "integer"},
@@ -897,6 +903,28 @@ static void test_extended_resources(void **state)
         assert_int_equal(resource_list_extended(lim, "other.io/thing"), 3);
         assert_int_equal(resource_list_extended(lim, "kubernetes.io/x"), 0);
         assert_int_equal(resource_list_extended(lim, "cpu"), 0);
+        pod_unref(p);
+
+        /* huge pages (bytes, by the spec's name) and spec.overhead */
+        p = must_decode("apiVersion: v1\nkind: Pod\nmetadata: {name: g}\nspec:\n"
+                        "  overhead: {cpu: 250m, memory: 64Mi, hugepages-2Mi: 2Mi}\n"
+                        "  containers:\n  - name: c\n    image: busybox\n"
+                        "    resources: {limits: {hugepages-2Mi: 4Mi, memory: 1Gi}}\n");
+        lim = &p->containers[0].resources.limits;
+        assert_int_equal(lim->n_hugepages, 1);
+        assert_int_equal(resource_list_hugepages(lim, "hugepages-2Mi"), 4 << 20);
+        assert_int_equal(
+            resource_list_hugepages(&p->containers[0].resources.requests, "hugepages-2Mi"),
+            4 << 20);
+        assert_int_equal(resource_list_extended(lim, "hugepages-2Mi"), 0);
+        assert_true(p->has_overhead);
+        assert_int_equal(p->overhead.cpu_milli, 250);
+        assert_int_equal(p->overhead.memory, 64 << 20);
+        assert_int_equal(resource_list_hugepages(&p->overhead, "hugepages-2Mi"), 2 << 20);
+        assert_int_equal(resource_hugepage_size("hugepages-2Mi"), 2 << 20);
+        assert_int_equal(resource_hugepage_size("hugepages-1Gi"), 1 << 30);
+        assert_int_equal(resource_hugepage_size("hugepages-x"), -1);
+        assert_int_equal(resource_hugepage_size("memory"), -1);
         pod_unref(p);
 }
 

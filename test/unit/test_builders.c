@@ -11,6 +11,7 @@
 #include "test_pods.h"
 
 #include "api/decode.h"
+#include "cm/cm.h"
 #include "kuberuntime/builders.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -436,6 +437,53 @@ static void test_sandbox_resources(void **state)
         assert_int_equal(cfg->linux->overhead->cpu_shares, 0);
         kuberuntime_sandbox_config_free(cfg);
         pod_unref(p);
+
+        /* spec.overhead: the sandbox's overhead, requests = limits; its
+         * resources stay the containers' */
+        p = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: o, uid: u}\nspec:\n"
+                          "  overhead: {cpu: 250m, memory: 64Mi}\n"
+                          "  containers:\n  - name: a\n    image: busybox\n"
+                          "    resources: {limits: {cpu: 500m, memory: 100Mi}}\n");
+        cfg = sandbox(p);
+        assert_int_equal(cfg->linux->resources->cpu_quota, 50000);
+        assert_int_equal(cfg->linux->resources->memory_limit_in_bytes, 100 * 1024 * 1024);
+        r = cfg->linux->overhead;
+        assert_int_equal(r->cpu_shares, 256);
+        assert_int_equal(r->cpu_quota, 25000);
+        assert_int_equal(r->cpu_period, 100000);
+        assert_int_equal(r->memory_limit_in_bytes, 64 * 1024 * 1024);
+        kuberuntime_sandbox_config_free(cfg);
+        pod_unref(p);
+}
+
+/* A container that limits huge pages gets a limit per page size of the
+ * machine (upstream GetHugepageLimitsFromResources); one that does not
+ * gets none (the pod cgroup bounds it). */
+static void test_container_hugepage_limits(void **state)
+{
+        (void)state;
+        struct pod *p =
+            simple_pod("    resources: {limits: {hugepages-2Mi: 6Mi, memory: 64Mi}}\n", NULL);
+        Runtime__V1__ContainerConfig *cfg = container_cfg(p, 0, NULL, NULL);
+        const Runtime__V1__LinuxContainerResources *r = cfg->linux->resources;
+        int64_t sizes[16];
+        size_t n = cm_hugepage_sizes(sizes, 16);
+        assert_int_equal(r->n_hugepage_limits, n);
+        for (size_t i = 0; i < n; i++) {
+                char name[16];
+                cm_hugepage_name(sizes[i], name, sizeof(name));
+                assert_string_equal(r->hugepage_limits[i]->page_size, name);
+                assert_int_equal(r->hugepage_limits[i]->limit,
+                                 sizes[i] == 2 * 1024 * 1024 ? 6 * 1024 * 1024 : 0);
+        }
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+
+        p = simple_pod(NULL, NULL);
+        cfg = container_cfg(p, 0, NULL, NULL);
+        assert_int_equal(cfg->linux->resources->n_hugepage_limits, 0);
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
 }
 
 /* ---- container ---- */
@@ -627,6 +675,21 @@ static void test_env_resource_field_refs(void **state)
         char want[32];
         snprintf(want, sizeof(want), "%ld", ncpu * 1000);
         assert_string_equal(env_value(cfg, "CPU_LIMIT"), want);
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+
+        /* huge pages: the container's own (upstream
+         * convertResourceHugePagesToString), divided up */
+        p = simple_pod("    resources: {limits: {hugepages-2Mi: 6Mi, memory: 64Mi}}\n"
+                       "    env:\n"
+                       "    - {name: HUGE, valueFrom: {resourceFieldRef: {resource: "
+                       "limits.hugepages-2Mi}}}\n"
+                       "    - {name: HUGE_MI, valueFrom: {resourceFieldRef: {resource: "
+                       "requests.hugepages-2Mi, divisor: 4Mi}}}\n",
+                       NULL);
+        cfg = container_cfg(p, 0, NULL, NULL);
+        assert_string_equal(env_value(cfg, "HUGE"), "6291456");
+        assert_string_equal(env_value(cfg, "HUGE_MI"), "2");
         kuberuntime_container_config_free(cfg);
         pod_unref(p);
 }
@@ -1201,6 +1264,7 @@ int main(void)
             cmocka_unit_test(test_container_labels_and_annotations),
             cmocka_unit_test(test_label_parsers),
             cmocka_unit_test(test_container_basics),
+            cmocka_unit_test(test_container_hugepage_limits),
             cmocka_unit_test(test_env_order_field_refs_and_expansion),
             cmocka_unit_test(test_env_resource_field_refs),
             cmocka_unit_test(test_env_config_map_and_secret_without_api_server),

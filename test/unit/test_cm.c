@@ -519,6 +519,54 @@ static void write_value(const struct fake_tree *t, const char *rel, const char *
         fclose(f);
 }
 
+/* spec.overhead in the pod cgroup (upstream ResourceConfigForPod counts it
+ * in the requests and in the limits the containers set), and the pod's
+ * huge pages limits: its size, 0 for the machine's other sizes. */
+static void test_overhead_and_hugetlb(void **state)
+{
+        (void)state;
+        struct fake_tree *t = make_tree(true);
+        write_value(t, "cgroup.controllers", "cpuset cpu io memory hugetlb pids");
+        struct cm *cm = new_cm(t, "/ck");
+        struct container g[] = {ctr("a", 500, 128 * MI, 500, 128 * MI)};
+        struct resource_count huge = {.name = (char *)"hugepages-2Mi", .value = 4 * MI};
+        g[0].resources.limits.hugepages = &huge;
+        g[0].resources.limits.n_hugepages = 1;
+        struct pod p = mkpod("o1", g, 1);
+        p.has_overhead = true;
+        p.overhead = (struct resource_list){
+            .has_cpu = true, .cpu_milli = 250, .has_memory = true, .memory = 64 * MI};
+        cleanup_free char *pp = ensure(cm, &p);
+        assert_string_equal(pp, "/ck/kubepods/podo1");
+        char want[64];
+        snprintf(want, sizeof(want), "%llu",
+                 (unsigned long long)cm_cpu_shares_to_weight(cm_milli_cpu_to_shares(750)));
+        assert_value(t, "ck/kubepods/podo1/cpu.weight", want);
+        assert_value(t, "ck/kubepods/podo1/cpu.max", "75000 100000");
+        assert_value(t, "ck/kubepods/podo1/memory.max", "201326592"); /* 128Mi + 64Mi */
+        int64_t sizes[16];
+        size_t n = cm_hugepage_sizes(sizes, ARRAY_SIZE(sizes));
+        for (size_t i = 0; i < n; i++) {
+                char name[16];
+                cm_hugepage_name(sizes[i], name, sizeof(name));
+                cleanup_free char *rel = xasprintf("ck/kubepods/podo1/hugetlb.%s.max", name);
+                assert_value(t, rel, sizes[i] == 2 * MI ? "4194304" : "0");
+        }
+        /* a burstable pod without a memory limit: the overhead raises only
+         * its requests */
+        struct container b[] = {ctr("a", 100, 64 * MI, 200, UNSET)};
+        struct pod pb = mkpod("o2", b, 1);
+        pb.has_overhead = true;
+        pb.overhead = p.overhead;
+        cleanup_free char *pbp = ensure(cm, &pb);
+        snprintf(want, sizeof(want), "%llu",
+                 (unsigned long long)cm_cpu_shares_to_weight(cm_milli_cpu_to_shares(350)));
+        assert_value(t, "ck/kubepods/burstable/podo2/cpu.weight", want);
+        assert_value(t, "ck/kubepods/burstable/podo2/memory.max", NULL);
+        cm_free(cm);
+        free_tree(t);
+}
+
 /* An in-place resize: an existing pod cgroup keeps its values through
  * ensure; the resize reads them, computes the new ones and writes each part
  * on its own (upstream GetPodCgroupConfig / SetPodCgroupConfig). */
@@ -909,6 +957,7 @@ int main(void)
             cmocka_unit_test(test_hybrid_unified),
             cmocka_unit_test(test_destroy_kills_leftovers),
             cmocka_unit_test(test_v2_values),
+            cmocka_unit_test(test_overhead_and_hugetlb),
             cmocka_unit_test(test_pod_resources_resize),
             cmocka_unit_test(test_cgroups_per_qos_off),
             cmocka_unit_test(test_systemd_names),
