@@ -1335,6 +1335,7 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         kl->rt_opts.actuated = kl->actuated;
         kl->rt_opts.recorder = kl->recorder;
         kl->rt_opts.handler_supports_userns = handler_supports_userns;
+        kl->rt_opts.selinux_enabled = kuberuntime_selinux_enabled();
         kl->rt_opts.handler_ctx = kl->runtime_state;
         kl->rt = kuberuntime_new(&kl->rt_opts);
         kl->node.cfg = cfg;

@@ -86,6 +86,9 @@ const char *const *kuberuntime__default_readonly_paths(void);
 #define KR_QUOTA_PERIOD 100000
 
 /* upstream calculateLinuxResources. has_cpu_request false = no request. */
+/* A CRI SELinuxOption of a seLinuxOptions object (NULL when o is not an
+ * object). */
+Runtime__V1__SELinuxOption *kuberuntime__selinux_option(const json_t *o);
 /* A container that limits huge pages: a limit for every page size of the
  * machine, 0 but for the sizes it asks for (upstream
  * GetHugepageLimitsFromResources).  Nothing for the others. */

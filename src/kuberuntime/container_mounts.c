@@ -14,6 +14,9 @@
  *   termination log   -> a new empty file
  *                        <root>/pods/<uid>/containers/<name>/<8 hex digits>
  *                        (mode 0666) at terminationMessagePath.
+ * On an SELinux host the runtime relabels the kubelet's volumes (all kinds
+ * but hostPath), /etc/hosts and the termination log (upstream's
+ * selinux_relabel: SELinuxRelabel && selinux.GetEnabled()).
  *
  * A subPath must be relative without "..", and must resolve inside its
  * volume after symlinks; missing directories are created with the mode of
@@ -48,7 +51,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 static void add_mount(Runtime__V1__ContainerConfig *cfg, const char *container_path,
-                      const char *host_path, bool readonly, Runtime__V1__MountPropagation prop)
+                      const char *host_path, bool readonly, Runtime__V1__MountPropagation prop,
+                      bool relabel)
 {
         Runtime__V1__Mount *m = xmalloc(sizeof(*m));
         runtime__v1__mount__init(m);
@@ -58,6 +62,7 @@ static void add_mount(Runtime__V1__ContainerConfig *cfg, const char *container_p
         m->host_path = xstrdup(host_path);
         m->readonly = readonly;
         m->propagation = prop;
+        m->selinux_relabel = relabel;
         cfg->mounts = xrealloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*cfg->mounts));
         cfg->mounts[cfg->n_mounts++] = m;
 }
@@ -98,6 +103,13 @@ static bool volume_always_read_only(const struct volume *v)
         default:
                 return false;
         }
+}
+
+/* The volume plugins whose mounter asks for an SELinux relabel upstream
+ * (Managed and SELinuxRelabel: all but hostPath here). */
+static bool volume_relabels(const struct volume *v)
+{
+        return v != NULL && v->kind != VOLUME_HOST_PATH;
 }
 
 /* upstream ValidatePathNoBacksteps: no ".." path element. */
@@ -296,7 +308,7 @@ static void add_termination_log(const struct kuberuntime_options *opts, const st
                 LOG_ERROR("Unable to set termination-log file permissions",
                           "path=\"%s\" err=\"%s\"", path, strerror(errno));
         add_mount(cfg, c->termination_message_path, path, false,
-                  RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE);
+                  RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE, opts->selinux_enabled);
 }
 
 int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const struct pod *pod,
@@ -348,8 +360,10 @@ int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const 
                     RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE;
                 if (translate_propagation(vm->mount_propagation, &prop, err) < 0)
                         return -1;
-                bool ro = vm->read_only || volume_always_read_only(find_volume(pod, vm->name));
-                add_mount(cfg, vm->mount_path, host_path, ro, prop);
+                const struct volume *v = find_volume(pod, vm->name);
+                bool ro = vm->read_only || volume_always_read_only(v);
+                add_mount(cfg, vm->mount_path, host_path, ro, prop,
+                          opts->selinux_enabled && volume_relabels(v));
         }
 
         if (mount_etc_hosts) {
@@ -358,7 +372,8 @@ int kuberuntime__container_mounts(const struct kuberuntime_options *opts, const 
                                            &hosts, err) < 0)
                         return -1;
                 add_mount(cfg, ETC_HOSTS_PATH, hosts, false,
-                          RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE);
+                          RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE,
+                          opts->selinux_enabled);
         }
 
         if (c->termination_message_path != NULL && *c->termination_message_path != '\0')

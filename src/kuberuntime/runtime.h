@@ -194,7 +194,15 @@ struct kuberuntime_options {
         void *handler_ctx;
         /* the dead containers kept (each sync prunes by it) */
         struct container_gc_policy gc;
+        /* SELinux enforces on this host (kuberuntime_selinux_enabled, read
+         * once at start): the runtime is asked to relabel the kubelet's
+         * volumes, as upstream's selinux.GetEnabled() decides */
+        bool selinux_enabled;
 };
+
+/* Whether SELinux is on (go-selinux GetEnabled): selinuxfs is mounted at
+ * /sys/fs/selinux and this process's label is not "kernel". */
+bool kuberuntime_selinux_enabled(void);
 
 struct kuberuntime;
 struct cm;

@@ -237,6 +237,9 @@ static int sandbox_linux_config(const struct pod *pod, const char *cgroup_parent
         if (psc->has_run_as_group)
                 sc->run_as_group = kuberuntime__int64_value(psc->run_as_group);
         sc->namespace_options = kuberuntime__namespace_options(pod);
+        sc->selinux_options = kuberuntime__selinux_option(
+            json_object_get(json_object_get(json_object_get(pod->raw, "spec"), "securityContext"),
+                            "seLinuxOptions"));
         if (psc->has_fs_group)
                 push_group(&sc->n_supplemental_groups, &sc->supplemental_groups, psc->fs_group);
         for (size_t i = 0; i < psc->n_supplemental_groups; i++)

@@ -21,7 +21,10 @@
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #define APPARMOR_ANNOTATION_PREFIX "container.apparmor.security.beta.kubernetes.io/"
 
@@ -137,6 +140,36 @@ static void push_paths(size_t *n, char ***arr, const char *const *paths)
                 kuberuntime__strv_push(n, arr, *paths);
 }
 
+Runtime__V1__SELinuxOption *kuberuntime__selinux_option(const json_t *o)
+{
+        if (!json_is_object(o))
+                return NULL;
+        Runtime__V1__SELinuxOption *se = xmalloc(sizeof(*se));
+        runtime__v1__selinux_option__init(se);
+        const char *v;
+        se->user = xstrdup((v = json_string_value(json_object_get(o, "user"))) ? v : "");
+        se->role = xstrdup((v = json_string_value(json_object_get(o, "role"))) ? v : "");
+        se->type = xstrdup((v = json_string_value(json_object_get(o, "type"))) ? v : "");
+        se->level = xstrdup((v = json_string_value(json_object_get(o, "level"))) ? v : "");
+        return se;
+}
+
+bool kuberuntime_selinux_enabled(void)
+{
+        struct statfs st;
+        if (statfs("/sys/fs/selinux", &st) < 0 || st.f_type != SELINUX_MAGIC)
+                return false;
+        char label[256] = "";
+        FILE *f = fopen("/proc/self/attr/current", "re");
+        if (f == NULL)
+                return false;
+        size_t n = fread(label, 1, sizeof(label) - 1, f);
+        fclose(f);
+        label[n] = '\0';
+        label[strcspn(label, "\n")] = '\0';
+        return strcmp(label, "kernel") != 0;
+}
+
 int kuberuntime__container_security_context(const struct kuberuntime_options *opts,
                                             const struct pod *pod, const struct container *c,
                                             Runtime__V1__LinuxContainerSecurityContext **out,
@@ -188,6 +221,11 @@ int kuberuntime__container_security_context(const struct kuberuntime_options *op
         }
 
         sc->namespace_options = kuberuntime__namespace_options(pod);
+        /* DetermineEffectiveSecurityContext: the container's options
+         * replace the pod's whole */
+        const json_t *se = json_object_get(raw_container_sc(pod, c->name), "seLinuxOptions");
+        sc->selinux_options = kuberuntime__selinux_option(
+            json_is_object(se) ? se : json_object_get(raw_pod_sc(pod), "seLinuxOptions"));
         if (psc->has_fs_group)
                 push_group(&sc->n_supplemental_groups, &sc->supplemental_groups, psc->fs_group);
         for (size_t i = 0; i < psc->n_supplemental_groups; i++)

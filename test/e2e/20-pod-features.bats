@@ -359,6 +359,37 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[[ $output == *0000000000000000* ]]
 }
 
+@test "seLinuxOptions reach the runtime: the pod's for the sandbox, a container's own over them" {
+	cat >"$MANIFESTS/se.yaml" <<-'YAML'
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: se}
+	spec:
+	  securityContext: {seLinuxOptions: {type: spc_t, level: "s0:c1,c2"}}
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}
+	  - name: own
+	    image: localhost/busybox:1.35
+	    command: [sleep, "3600"]
+	    securityContext: {seLinuxOptions: {user: system_u, role: system_r, type: container_t}}
+	YAML
+	start_agent "$MANIFESTS"
+	wait_for -t 60 phase_is se Running
+	if [[ ${CK_E2E_RUNTIME:-containerd} == docker ]]; then
+		# the shim turns them into the engine's label options
+		[[ $(docker inspect -f '{{.HostConfig.SecurityOpt}}' "$(containers_of se own)") == *"label=type:container_t"* ]]
+		return 0
+	fi
+	# containerd keeps the configs it was given (it applies them on an
+	# SELinux host only, as upstream's kubelet expects)
+	run crictl inspectp "$(sandboxes_of se)"
+	[ "$(jq -r '.info.config.linux.security_context.selinux_options | "\(.type) \(.level)"' <<<"$output")" = "spc_t s0:c1,c2" ]
+	run crictl inspect "$(containers_of se main)"
+	[ "$(jq -r '.info.config.linux.security_context.selinux_options.type' <<<"$output")" = spc_t ]
+	run crictl inspect "$(containers_of se own)"
+	[ "$(jq -r '.info.config.linux.security_context.selinux_options | "\(.user) \(.role) \(.type) \(.level)"' <<<"$output")" = "system_u system_r container_t null" ]
+}
+
 @test "an image that is not present with pullPolicy Never waits with ErrImageNeverPull" {
 	cat >"$MANIFESTS/never.yaml" <<-'YAML'
 	apiVersion: v1

@@ -488,6 +488,81 @@ static void test_container_hugepage_limits(void **state)
 
 /* ---- container ---- */
 
+static char *make_dir(const char *name);
+
+/* seLinuxOptions: the pod's to the sandbox and to each container, a
+ * container's own replacing them whole; on an SELinux host the runtime is
+ * asked to relabel the kubelet's volumes (not hostPath), /etc/hosts and the
+ * termination log. */
+static void test_selinux(void **state)
+{
+        (void)state;
+        char *data = make_dir("sedata");
+        char *host = make_dir("sehost");
+        struct kv_list vols = {0};
+        kv_list_add(&vols, "data", data);
+        kv_list_add(&vols, "host", host);
+        struct pod *p = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, uid: se1}\n"
+            "spec:\n"
+            "  securityContext: {seLinuxOptions: {type: spc_t, level: 's0:c1,c2'}}\n"
+            "  containers:\n"
+            "  - name: a\n    image: busybox\n"
+            "    volumeMounts: [{name: data, mountPath: /d}, {name: host, mountPath: /h}]\n"
+            "  - name: b\n    image: busybox\n"
+            "    securityContext: {seLinuxOptions: {user: system_u, role: system_r}}\n"
+            "  volumes:\n  - {name: data, emptyDir: {}}\n"
+            "  - {name: host, hostPath: {path: /tmp}}\n");
+        Runtime__V1__PodSandboxConfig *sb = sandbox(p);
+        const Runtime__V1__SELinuxOption *se = sb->linux->security_context->selinux_options;
+        assert_non_null(se);
+        assert_string_equal(se->type, "spc_t");
+        assert_string_equal(se->level, "s0:c1,c2");
+        assert_string_equal(se->user, "");
+        kuberuntime_sandbox_config_free(sb);
+
+        struct kuberuntime_options o = opts();
+        o.selinux_enabled = true;
+        Runtime__V1__ContainerConfig *cfg = NULL;
+        ck_error_t err = NULL;
+        assert_int_equal(volume_make_pod_dirs(root, p, &err), 0);
+        if (kuberuntime_container_config(&o, p, &p->containers[0], 0, "10.88.0.9", &vols, &cfg,
+                                         &err) < 0)
+                fail_msg("container config: %s", ck_error_msg(err));
+        se = cfg->linux->security_context->selinux_options;
+        assert_non_null(se);
+        assert_string_equal(se->type, "spc_t");
+        assert_true(mount_at(cfg, "/d")->selinux_relabel);
+        assert_false(mount_at(cfg, "/h")->selinux_relabel);
+        assert_true(mount_at(cfg, "/etc/hosts")->selinux_relabel);
+        assert_true(mount_at(cfg, "/dev/termination-log")->selinux_relabel);
+        kuberuntime_container_config_free(cfg);
+
+        /* b's own options, whole; no SELinux on the host: no relabel */
+        cfg = container_cfg(p, 1, "10.88.0.9", &vols);
+        se = cfg->linux->security_context->selinux_options;
+        assert_string_equal(se->user, "system_u");
+        assert_string_equal(se->role, "system_r");
+        assert_string_equal(se->type, "");
+        assert_string_equal(se->level, "");
+        assert_false(mount_at(cfg, "/etc/hosts")->selinux_relabel);
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+
+        /* none set: none sent */
+        p = simple_pod(NULL, NULL);
+        sb = sandbox(p);
+        assert_null(sb->linux->security_context->selinux_options);
+        kuberuntime_sandbox_config_free(sb);
+        cfg = container_cfg(p, 0, NULL, NULL);
+        assert_null(cfg->linux->security_context->selinux_options);
+        kuberuntime_container_config_free(cfg);
+        pod_unref(p);
+        kv_list_release(&vols);
+        free(data);
+        free(host);
+}
+
 static void test_container_labels_and_annotations(void **state)
 {
         (void)state;
@@ -1265,6 +1340,7 @@ int main(void)
             cmocka_unit_test(test_label_parsers),
             cmocka_unit_test(test_container_basics),
             cmocka_unit_test(test_container_hugepage_limits),
+            cmocka_unit_test(test_selinux),
             cmocka_unit_test(test_env_order_field_refs_and_expansion),
             cmocka_unit_test(test_env_resource_field_refs),
             cmocka_unit_test(test_env_config_map_and_secret_without_api_server),
