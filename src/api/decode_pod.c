@@ -223,6 +223,14 @@ static void decode_pod_security_context(struct dctx *d, json_t *spec, struct pod
         sc->has_run_as_group = get_int(d, o, p, "runAsGroup", 64, &sc->run_as_group);
         sc->has_run_as_non_root = get_bool(d, o, p, "runAsNonRoot", &sc->run_as_non_root);
         sc->has_fs_group = get_int(d, o, p, "fsGroup", 64, &sc->fs_group);
+        cleanup_free char *fs_policy = NULL;
+        if (get_string(d, o, p, "fsGroupChangePolicy", &fs_policy)) {
+                static const char *const policies[] = {"OnRootMismatch", "Always", NULL};
+                sc->fs_group_on_root_mismatch = str_eq(fs_policy, "OnRootMismatch");
+                if (!sc->fs_group_on_root_mismatch && !str_eq(fs_policy, "Always"))
+                        ferr_not_supported(d, "spec.securityContext.fsGroupChangePolicy", fs_policy,
+                                           policies);
+        }
         json_t *groups = get_array(d, o, p, "supplementalGroups");
         if (groups) {
                 sc->supplemental_groups = xcalloc(json_array_size(groups) + 1, sizeof(int64_t));

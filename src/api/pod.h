@@ -302,6 +302,10 @@ struct pod_security_context {
         int64_t run_as_group;
         bool run_as_non_root;
         int64_t fs_group;
+        /* fsGroupChangePolicy OnRootMismatch: an emptyDir whose root has
+         * the group and modes already is not walked (Always, the default,
+         * walks it when it is set up) */
+        bool fs_group_on_root_mismatch;
         int64_t *supplemental_groups;
         size_t n_supplemental_groups;
         struct kv_list sysctls;

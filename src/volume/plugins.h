@@ -30,6 +30,7 @@ struct volume_ctx {
         const char *volumes_path;
         const struct pod *pod;
         const struct kube_objects *kube; /* NULL: standalone */
+        bool first_setup;                /* volume_mount_pod_volumes' */
 };
 
 /* ---- payloads and the atomic writer (atomic_writer.c) ---- */
@@ -136,9 +137,12 @@ int volume_mkdir_open(int dirfd, const char *dir_path, const char *name, mode_t 
                       ck_error_t *err);
 
 /* Sets up an emptyDir under the pod's volumes directory (fd and path) and
- * returns its host path (new string) in *path.  Idempotent. */
+ * returns its host path (new string) in *path.  Idempotent.  set_ownership:
+ * the first setup in this process (upstream's SetUp), which applies the
+ * pod's fsGroup to the volume as its fsGroupChangePolicy says. */
 int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struct pod *pod,
-                           const struct volume *v, char **path, ck_error_t *err);
+                           const struct volume *v, bool set_ownership, char **path,
+                           ck_error_t *err);
 
 /* Checks (and for the ...OrCreate types creates) a hostPath; *path is the
  * host path (new string). */

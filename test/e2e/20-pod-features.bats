@@ -390,6 +390,48 @@ sleeper() { # NAME [EXTRA-SPEC-YAML]
 	[ "$(jq -r '.info.config.linux.security_context.selinux_options | "\(.user) \(.role) \(.type) \(.level)"' <<<"$output")" = "system_u system_r container_t null" ]
 }
 
+@test "fsGroup: an emptyDir is the group's; after a restart Always regroups what a container changed, OnRootMismatch leaves it" {
+	for policy in Always OnRootMismatch; do
+		name=fsg-$(tr A-Z a-z <<<"$policy")
+		cat >"$MANIFESTS/$name.yaml" <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $name}
+		spec:
+		  securityContext: {fsGroup: 4321, fsGroupChangePolicy: $policy}
+		  containers:
+		  - name: main
+		    image: localhost/busybox:1.35
+		    command: [sh, -c, "mkdir /d/sub && echo x >/d/sub/f && chgrp -R 5 /d/sub && sleep 3600"]
+		    volumeMounts: [{name: d, mountPath: /d}]
+		  volumes: [{name: d, emptyDir: {}}]
+		YAML
+	done
+	start_agent "$MANIFESTS"
+	for name in fsg-always fsg-onrootmismatch; do
+		wait_for -t 60 phase_is "$name" Running
+		ctr=$(running_containers_of "$name")
+		wait_for -t 20 crictl exec "$ctr" test -f /d/sub/f
+		run crictl exec "$ctr" stat -c '%g %a' /d /d/sub/f
+		echo "$name before: $output"
+		[[ $output == "4321 2777"*"5 "* ]]
+	done
+	stop_ckubelet
+	start_agent "$MANIFESTS"
+	# the restarted agent sets the volumes up again (its first sync):
+	# group rw added, directories x and setgid (2755 -> 2775, 644 -> 664)
+	file_group_is() { # POD PATH GID
+		[[ $(crictl exec "$(running_containers_of "$1")" stat -c %g "$2") == "$3" ]]
+	}
+	wait_for -t 60 file_group_is fsg-always /d/sub/f 4321
+	run crictl exec "$(running_containers_of fsg-always)" stat -c '%g %a' /d/sub /d/sub/f
+	echo "always after: $output"
+	[ "$output" = "4321 2775"$'\n'"4321 664" ]
+	wait_for -t 60 grep -q "Skipping permission and ownership change for volume" "$CKUBELET_LOG"
+	run crictl exec "$(running_containers_of fsg-onrootmismatch)" stat -c '%g' /d/sub/f
+	[ "$output" = 5 ]
+}
+
 @test "an image that is not present with pullPolicy Never waits with ErrImageNeverPull" {
 	cat >"$MANIFESTS/never.yaml" <<-'YAML'
 	apiVersion: v1

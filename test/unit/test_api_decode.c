@@ -348,6 +348,9 @@ static void test_validation_errors(void **state)
             {"apiVersion: v2\n" META "spec: {" ONE "}\n",
              "apiVersion: Unsupported value: \"v2\": supported values: \"v1\""},
             {META "spec: []\n", "spec: Invalid value: []: must be an object"},
+            {META "spec: {securityContext: {fsGroupChangePolicy: Sometimes}, " ONE "}\n",
+             "spec.securityContext.fsGroupChangePolicy: Unsupported value: \"Sometimes\": "
+             "supported values: \"OnRootMismatch\", \"Always\""},
             /* spec.overhead: validated as container limits (upstream's path) */
             {META "spec: {overhead: {cpu: '-1'}, " ONE "}\n",
              "spec.overhead.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to "
@@ -908,6 +911,7 @@ static void test_extended_resources(void **state)
         /* huge pages (bytes, by the spec's name) and spec.overhead */
         p = must_decode("apiVersion: v1\nkind: Pod\nmetadata: {name: g}\nspec:\n"
                         "  overhead: {cpu: 250m, memory: 64Mi, hugepages-2Mi: 2Mi}\n"
+                        "  securityContext: {fsGroup: 5, fsGroupChangePolicy: OnRootMismatch}\n"
                         "  containers:\n  - name: c\n    image: busybox\n"
                         "    resources: {limits: {hugepages-2Mi: 4Mi, memory: 1Gi}}\n");
         lim = &p->containers[0].resources.limits;
@@ -917,6 +921,7 @@ static void test_extended_resources(void **state)
             resource_list_hugepages(&p->containers[0].resources.requests, "hugepages-2Mi"),
             4 << 20);
         assert_int_equal(resource_list_extended(lim, "hugepages-2Mi"), 0);
+        assert_true(p->security_context.fs_group_on_root_mismatch);
         assert_true(p->has_overhead);
         assert_int_equal(p->overhead.cpu_milli, 250);
         assert_int_equal(p->overhead.memory, 64 << 20);

@@ -137,7 +137,7 @@ static void test_empty_dir_on_disk(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
         cleanup_free char *want =
             xasprintf("%s/pods/" UID "/volumes/kubernetes.io~empty-dir/cache", f->root);
         assert_string_equal(path_of(&paths, "cache"), want);
@@ -149,7 +149,7 @@ static void test_empty_dir_on_disk(void **state)
         /* idempotent: data written in between survives */
         cleanup_free char *file = xasprintf("%s/data", want);
         assert_int_equal(fs_write_file_atomic(file, "x", 1, 0644, &err), 0);
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
         assert_int_equal(access(file, F_OK), 0);
         kv_list_release(&paths);
 }
@@ -165,11 +165,64 @@ static void test_empty_dir_fs_group(void **state)
         pod.security_context.fs_group = 1234;
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
         struct stat st;
         assert_int_equal(stat(path_of(&paths, "shared"), &st), 0);
         assert_int_equal(st.st_gid, 1234);
         assert_int_equal(st.st_mode & 07777, 02777);
+        cleanup_free char *root = xstrdup(path_of(&paths, "shared"));
+
+        /* what the containers wrote, in other groups, with a link out */
+        cleanup_free char *sub = xasprintf("%s/sub", root);
+        cleanup_free char *file = xasprintf("%s/sub/f", root);
+        cleanup_free char *link = xasprintf("%s/out", root);
+        cleanup_free char *outside = xasprintf("%s/outside", f->root);
+        assert_int_equal(mkdir(sub, 0700), 0);
+        assert_int_equal(fs_write_file_atomic(file, "x", 1, 0600, &err), 0);
+        assert_int_equal(fs_write_file_atomic(outside, "y", 1, 0600, &err), 0);
+        assert_int_equal(symlink(outside, link), 0);
+        assert_int_equal(chown(sub, 0, 5), 0);
+        assert_int_equal(chown(file, 0, 5), 0);
+        kv_list_release(&paths);
+
+        /* a later sync in this process: nothing is walked */
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, false, &paths, &err), 0);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_gid, 5);
+        kv_list_release(&paths);
+
+        /* OnRootMismatch with the root right: nothing below is changed */
+        pod.security_context.fs_group_on_root_mismatch = true;
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_gid, 5);
+        kv_list_release(&paths);
+
+        /* Always (a restarted kubelet's first setup): everything below gets
+         * the group, group rw, directories x and setgid; the link itself is
+         * regrouped, what it points to is not */
+        pod.security_context.fs_group_on_root_mismatch = false;
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_gid, 1234);
+        assert_int_equal(st.st_mode & 07777, 0660);
+        assert_int_equal(stat(sub, &st), 0);
+        assert_int_equal(st.st_gid, 1234);
+        assert_int_equal(st.st_mode & 07777, 02770);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_int_equal(st.st_gid, 1234);
+        assert_int_equal(stat(outside, &st), 0);
+        assert_int_equal(st.st_gid, 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        kv_list_release(&paths);
+
+        /* OnRootMismatch with the root's group changed: walked again */
+        assert_int_equal(chown(root, 0, 0), 0);
+        assert_int_equal(chown(file, 0, 5), 0);
+        pod.security_context.fs_group_on_root_mismatch = true;
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_gid, 1234);
         kv_list_release(&paths);
 }
 
@@ -212,7 +265,7 @@ static void test_host_path_types(void **state)
         };
         struct pod pod = mkpod(vols, ARRAY_SIZE(vols));
         struct kv_list paths = {0};
-        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         close(s);
         assert_string_equal(path_of(&paths, "d"), mkdir_path);
@@ -233,7 +286,7 @@ static char *one_volume_error(const char *root, struct volume v)
         struct pod pod = mkpod(&v, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(root, &pod, NULL, &paths, &err) == 0) {
+        if (volume_mount_pod_volumes(root, &pod, NULL, true, &paths, &err) == 0) {
                 kv_list_release(&paths);
                 return NULL;
         }
@@ -312,7 +365,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         struct pod pod = mkpod(vols, 2);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         cleanup_free char *shm = realpath(path_of(&paths, "shm"), NULL);
         assert_non_null(shm);
@@ -323,7 +376,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         kv_list_release(&paths);
 
         /* idempotent: not mounted twice */
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
         kv_list_release(&paths);
         assert_int_equal(tmpfs_mounts_at(shm, NULL), 1);
 
@@ -357,7 +410,7 @@ static void test_cleanup_refuses_foreign_mount(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
         cleanup_free char *target = xstrdup(path_of(&paths, "v"));
         kv_list_release(&paths);
         cleanup_free char *precious = xasprintf("%s/precious", f->root);
