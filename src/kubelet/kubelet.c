@@ -1159,6 +1159,41 @@ static void sync_loop(struct kubelet *kl)
         }
 }
 
+/* What the RuntimeClass store keeps of one: its name and handler. */
+static json_t *runtime_class_fields(json_t *obj)
+{
+        const char *name =
+            json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        const char *handler = json_string_value(json_object_get(obj, "handler"));
+        if (name == NULL || handler == NULL)
+                return NULL;
+        return json_pack("{s:{s:s}, s:s}", "metadata", "name", name, "handler", handler);
+}
+
+/* upstream runtimeclass.Manager.LookupRuntimeHandler, from the store */
+static int lookup_runtime_handler(void *ctx, const char *name, char **handler, ck_error_t *err)
+{
+        struct informer *inf = ctx;
+        if (!informer_has_synced(inf))
+                return ck_error_make(err, 0,
+                                     "failed to lookup RuntimeClass %s: the RuntimeClasses are "
+                                     "not listed yet",
+                                     name);
+        cleanup_json json_t *all = informer_list(inf);
+        size_t i;
+        json_t *rc;
+        json_array_foreach(all, i, rc)
+        {
+                const char *n =
+                    json_string_value(json_object_get(json_object_get(rc, "metadata"), "name"));
+                if (n != NULL && strcmp(n, name) == 0) {
+                        *handler = xstrdup(json_string_value(json_object_get(rc, "handler")));
+                        return 0;
+                }
+        }
+        return ck_error_make(err, 0, "runtimeclass.node.k8s.io \"%s\" not found", name);
+}
+
 /* ---- lifecycle --------------------------------------------------------- */
 
 /* --kubeconfig: the apiserver's clients (upstream: the kubelet runs in
@@ -1175,6 +1210,9 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         /* upstream NewMainKubelet's service informer, trimmed to the fields
          * the service environment variables need */
         kl->services = informer_new("services", "/api/v1/services", envvars_service_fields);
+        /* upstream's RuntimeClass manager: its informer */
+        kl->runtime_classes = informer_new("runtimeclasses", "/apis/node.k8s.io/v1/runtimeclasses",
+                                           runtime_class_fields);
         kl->kube = kube_objects_rest_new(kl->api_pool, kl->services);
         if (event_recorder_new(kl->api_cfg, kl->api_rl, cfg->node_name, &kl->recorder, err) < 0)
                 return ck_error_wrap(err, "event recorder");
@@ -1338,6 +1376,10 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         kl->rt_opts.actuated = kl->actuated;
         kl->rt_opts.recorder = kl->recorder;
         kl->rt_opts.handler_supports_userns = handler_supports_userns;
+        if (kl->runtime_classes != NULL) {
+                kl->rt_opts.lookup_runtime_handler = lookup_runtime_handler;
+                kl->rt_opts.runtime_class_ctx = kl->runtime_classes;
+        }
         kl->rt_opts.selinux_enabled = kuberuntime_selinux_enabled();
         kl->rt_opts.handler_ctx = kl->runtime_state;
         kl->rt = kuberuntime_new(&kl->rt_opts);
@@ -1714,6 +1756,8 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
                 /* before the pods: their containers wait for the first list */
                 if (informer_start(kl->services, kl->api_cfg, kl->api_rl, err) < 0)
                         return ck_error_wrap(err, "apiserver service informer");
+                if (informer_start(kl->runtime_classes, kl->api_cfg, kl->api_rl, err) < 0)
+                        return ck_error_wrap(err, "apiserver RuntimeClass informer");
                 kl->sm = status_manager_start(kl->status, kl->api_pool, cfg->node_name);
                 if (api_source_start(kl->api_cfg, kl->api_rl, cfg->node_name, on_source, &kl->queue,
                                      &kl->api, err) < 0)
@@ -1808,6 +1852,7 @@ bool kubelet_free(struct kubelet *kl)
         event_recorder_free(kl->recorder);
         kube_objects_rest_free(kl->kube);
         informer_free(kl->services);
+        informer_free(kl->runtime_classes);
         rest_pool_free(kl->api_pool);
         rest_ratelimiter_free(kl->api_rl);
         rest_config_clear(kl->api_cfg);

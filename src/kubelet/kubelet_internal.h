@@ -245,7 +245,8 @@ struct kubelet {
         struct rest_ratelimiter *api_rl;
         struct rest_pool *api_pool;
         struct kube_objects *kube;
-        struct informer *services; /* every Service, for the service env vars */
+        struct informer *services;        /* every Service, for the service env vars */
+        struct informer *runtime_classes; /* every RuntimeClass: name and handler */
         struct event_recorder *recorder;
         struct status_manager *sm;
         struct api_source *api;

@@ -192,6 +192,14 @@ struct kuberuntime_options {
          * string) when the handler is unknown.  NULL: none does. */
         bool (*handler_supports_userns)(void *ctx, const char *handler, char **error);
         void *handler_ctx;
+        /* The runtime handler of a pod's spec.runtimeClassName (upstream
+         * runtimeClassManager.LookupRuntimeHandler): *handler a new string;
+         * -1 with err when the RuntimeClass is not known.  NULL (no
+         * apiserver, as upstream's standalone kubelet): the default
+         * handler, "". */
+        int (*lookup_runtime_handler)(void *ctx, const char *runtime_class, char **handler,
+                                      ck_error_t *err);
+        void *runtime_class_ctx;
         /* the dead containers kept (each sync prunes by it) */
         struct container_gc_policy gc;
         /* SELinux enforces on this host (kuberuntime_selinux_enabled, read
@@ -203,6 +211,11 @@ struct kuberuntime_options {
 /* Whether SELinux is on (go-selinux GetEnabled): selinuxfs is mounted at
  * /sys/fs/selinux and this process's label is not "kernel". */
 bool kuberuntime_selinux_enabled(void);
+
+/* The runtime handler for pod (opts->lookup_runtime_handler, "" for no
+ * spec.runtimeClassName or no lookup): a new string, or NULL with err. */
+char *kuberuntime_runtime_handler(const struct kuberuntime_options *opts, const struct pod *pod,
+                                  ck_error_t *err);
 
 struct kuberuntime;
 struct cm;

@@ -302,7 +302,18 @@ static int create_sandbox(struct kuberuntime *rt, struct cri_client *cri, const 
                                      "create sandbox: invalid pod name, namespace or uid");
         if (fs_mkdir_p(log_dir, 0755, err) < 0)
                 return ck_error_wrap(err, "create sandbox: create log directory");
-        const char *handler = "";
+        cleanup_free char *handler = kuberuntime_runtime_handler(&rt->opts, pod, err);
+        if (handler == NULL) {
+                LOG_ERROR("Failed to create sandbox for pod", "pod=\"%s\" err=\"%s\"", who,
+                          ck_error_msg(*err));
+                event_emit_pod(rt->opts.recorder, pod, NULL, EVENT_WARNING,
+                               "FailedCreatePodSandBox", "Failed to create pod sandbox: %s",
+                               ck_error_msg(*err));
+                return ck_error_wrap(err, "create sandbox");
+        }
+        if (*handler != '\0')
+                LOG_INFO(2, "Running pod with runtime handler", "pod=\"%s\" runtimeHandler=\"%s\"",
+                         who, handler);
         int64_t t0 = fs_now_mono_ms();
         if (cri_run_pod_sandbox(cri, cfg, handler, sandbox_id, err) < 0) {
                 LOG_ERROR("Failed to create sandbox for pod", "pod=\"%s\" err=\"%s\"", who,

@@ -270,6 +270,18 @@ static int sandbox_linux_config(const struct pod *pod, const char *cgroup_parent
         return 0;
 }
 
+char *kuberuntime_runtime_handler(const struct kuberuntime_options *opts, const struct pod *pod,
+                                  ck_error_t *err)
+{
+        const char *rc = pod->runtime_class_name;
+        if (rc == NULL || *rc == '\0' || opts->lookup_runtime_handler == NULL)
+                return xstrdup("");
+        char *handler = NULL;
+        if (opts->lookup_runtime_handler(opts->runtime_class_ctx, rc, &handler, err) < 0)
+                return NULL;
+        return handler;
+}
+
 /* spec.hostUsers false: a user namespace for the pod (upstream
  * GetOrCreateUserNamespaceMappings, UserNamespacesSupport on as upstream's
  * default).  Upstream refuses it when the runtime's handler does not
@@ -281,8 +293,9 @@ static int check_host_users(const struct kuberuntime_options *opts, const struct
 {
         if (!pod->has_host_users || pod->host_users)
                 return 0;
-        /* no RuntimeClass support: the runtime's default handler */
-        const char *handler = "";
+        cleanup_free char *handler = kuberuntime_runtime_handler(opts, pod, err);
+        if (handler == NULL)
+                return -1;
         cleanup_free char *why = NULL;
         bool supported = opts->handler_supports_userns != NULL &&
                          opts->handler_supports_userns(opts->handler_ctx, handler, &why);

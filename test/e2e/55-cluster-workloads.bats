@@ -363,6 +363,41 @@ has_events() { # POD REASON...
 	[[ $pulled == *localhost/busybox:1.35* ]]
 }
 
+@test "cluster workloads: runtimeClassName: the RuntimeClass's handler runs the sandbox; one the runtime lacks is FailedCreatePodSandBox" {
+	rc_ok=e2e-runc-$$ rc_bad=e2e-missing-$$
+	kubectl apply -f - <<-YAML
+	apiVersion: node.k8s.io/v1
+	kind: RuntimeClass
+	metadata: {name: $rc_ok}
+	handler: runc
+	---
+	apiVersion: node.k8s.io/v1
+	kind: RuntimeClass
+	metadata: {name: $rc_bad}
+	handler: no-such-handler
+	YAML
+	for rc in "$rc_ok" "$rc_bad"; do
+		kubectl apply -f - <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $rc, namespace: $TEST_NS}
+		spec:
+		  runtimeClassName: $rc
+		  terminationGracePeriodSeconds: 1
+		  containers: [{name: main, image: localhost/busybox:1.35, command: [sleep, "3600"]}]
+		YAML
+	done
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" "$rc_ok" Running
+	run crictl inspectp "$(kpod_sandboxes "$TEST_NS" "$rc_ok")"
+	[ "$(jq -r .status.runtimeHandler <<<"$output")" = runc ]
+	wait_for -t 60 -i 1 has_events "$rc_bad" FailedCreatePodSandBox
+	msg=$(kubectl get events -n "$TEST_NS" --field-selector "involvedObject.name=$rc_bad,reason=FailedCreatePodSandBox" -o jsonpath='{.items[0].message}')
+	echo "$msg"
+	[[ $msg == "Failed to create pod sandbox: "*no-such-handler* ]]
+	[ "$(kpod_field "$TEST_NS" "$rc_bad" '{.status.phase}')" = Pending ]
+	kubectl delete runtimeclass "$rc_ok" "$rc_bad" --wait=false
+}
+
 @test "cluster workloads: a failing liveness probe: Unhealthy events, with the probe's output, and the container restarted" {
 	kubectl apply -f - <<-YAML
 	apiVersion: v1

@@ -249,11 +249,67 @@ static bool userns_answer, userns_unknown;
 
 static bool fake_handler_userns(void *ctx, const char *handler, char **error)
 {
-        (void)ctx;
-        assert_string_equal(handler, ""); /* the default handler: no RuntimeClass */
+        const char *want = ctx ? ctx : ""; /* the default handler: no RuntimeClass */
+        assert_string_equal(handler, want);
         if (userns_unknown)
                 *error = strdup("the handler \"\" is not known");
         return userns_answer;
+}
+
+/* A RuntimeClass store with one: "sandboxed", handler "kata". */
+static int fake_lookup(void *ctx, const char *name, char **handler, ck_error_t *err)
+{
+        (void)ctx;
+        if (strcmp(name, "sandboxed") == 0) {
+                *handler = strdup("kata");
+                return 0;
+        }
+        return ck_error_make(err, 0, "runtimeclass.node.k8s.io \"%s\" not found", name);
+}
+
+/* spec.runtimeClassName: its handler (through the lookup), "" without a
+ * lookup (standalone) or without a name; an unknown one is an error. */
+static void test_runtime_handler(void **state)
+{
+        (void)state;
+        struct kuberuntime_options o = opts();
+        ck_error_t err = NULL;
+        struct pod *p = simple_pod(NULL, "  runtimeClassName: sandboxed\n");
+        char *h = kuberuntime_runtime_handler(&o, p, &err);
+        assert_string_equal(h, "");
+        free(h);
+        o.lookup_runtime_handler = fake_lookup;
+        h = kuberuntime_runtime_handler(&o, p, &err);
+        assert_string_equal(h, "kata");
+        free(h);
+        pod_unref(p);
+
+        p = simple_pod(NULL, "  runtimeClassName: missing\n  hostUsers: false\n");
+        assert_null(kuberuntime_runtime_handler(&o, p, &err));
+        assert_string_equal(ck_error_msg(err), "runtimeclass.node.k8s.io \"missing\" not found");
+        ck_error_release(&err);
+        Runtime__V1__PodSandboxConfig *cfg = NULL;
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
+        assert_string_equal(ck_error_msg(err), "runtimeclass.node.k8s.io \"missing\" not found");
+        ck_error_release(&err);
+        pod_unref(p);
+
+        /* the user namespace check asks about the pod's handler */
+        p = simple_pod(NULL, "  runtimeClassName: sandboxed\n  hostUsers: false\n");
+        o.handler_supports_userns = fake_handler_userns;
+        o.handler_ctx = (void *)"kata";
+        userns_answer = false;
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
+        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`, runtime does "
+                                               "not support user namespaces");
+        ck_error_release(&err);
+        pod_unref(p);
+
+        p = simple_pod(NULL, NULL);
+        h = kuberuntime_runtime_handler(&o, p, &err);
+        assert_string_equal(h, "");
+        free(h);
+        pod_unref(p);
 }
 
 /* spec.hostUsers: true or unset is the node's user namespace; false is
@@ -1341,6 +1397,7 @@ int main(void)
             cmocka_unit_test(test_container_basics),
             cmocka_unit_test(test_container_hugepage_limits),
             cmocka_unit_test(test_selinux),
+            cmocka_unit_test(test_runtime_handler),
             cmocka_unit_test(test_env_order_field_refs_and_expansion),
             cmocka_unit_test(test_env_resource_field_refs),
             cmocka_unit_test(test_env_config_map_and_secret_without_api_server),
