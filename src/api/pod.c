@@ -326,6 +326,13 @@ bool pod_is_static(const struct pod *pod)
         return pod->source != POD_SOURCE_API;
 }
 
+bool pod_is_critical(const struct pod *pod)
+{
+        return pod_is_static(pod) ||
+               kv_list_get(&pod->annotations, "kubernetes.io/config.mirror") != NULL ||
+               pod->priority >= POD_SYSTEM_CRITICAL_PRIORITY;
+}
+
 struct qos_sum {
         bool has_cpu, has_memory;
         int64_t cpu, memory;

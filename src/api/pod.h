@@ -407,6 +407,12 @@ const char *kv_list_get(const struct kv_list *l, const char *key);
  * kubernetes.io/config.source annotation says so). */
 bool pod_is_static(const struct pod *pod);
 
+/* upstream scheduling.SystemCriticalPriority (2 * HighestUserDefinablePriority) */
+#define POD_SYSTEM_CRITICAL_PRIORITY 2000000000
+/* upstream types.IsCriticalPod: a static or mirror pod, or priority at least
+ * system critical. */
+bool pod_is_critical(const struct pod *pod);
+
 /* QoS class as upstream computes it (pkg/apis/core/v1/helper/qos):
  * Guaranteed, Burstable or BestEffort. */
 enum qos_class { QOS_GUARANTEED = 0, QOS_BURSTABLE, QOS_BEST_EFFORT };

@@ -144,10 +144,6 @@ struct eviction_pod_stats {
         size_t n_containers;
 };
 
-/* upstream IsCriticalPod: a static or mirror pod, or priority at least
- * system critical (2000000000). */
-bool eviction_pod_is_critical(const struct pod *pod);
-
 /* Orders idx (n indices into pods/stats) as upstream's rank function of
  * the signal: memory (exceeds its request, priority, usage over request),
  * pids (priority, processes), disk (exceeds its ephemeral-storage request,

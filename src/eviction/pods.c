@@ -15,15 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYSTEM_CRITICAL_PRIORITY 2000000000
-
-bool eviction_pod_is_critical(const struct pod *pod)
-{
-        return pod_is_static(pod) ||
-               kv_list_get(&pod->annotations, "kubernetes.io/config.mirror") != NULL ||
-               pod->priority >= SYSTEM_CRITICAL_PRIORITY;
-}
-
 void eviction_format_quantity(int64_t v, bool binary, char *buf, size_t size)
 {
         cleanup_free char *s =
@@ -212,7 +203,7 @@ static bool tolerates_memory_pressure(const struct pod *pod)
 bool eviction_admit(unsigned conditions, const struct pod *pod, char **message)
 {
         *message = NULL;
-        if (conditions == 0 || eviction_pod_is_critical(pod))
+        if (conditions == 0 || pod_is_critical(pod))
                 return true;
         if (conditions == EVICTION_MEMORY_PRESSURE &&
             (pod_qos_class(pod) != QOS_BEST_EFFORT || tolerates_memory_pressure(pod)))

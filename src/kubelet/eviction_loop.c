@@ -201,7 +201,7 @@ static char *evict_one(struct eviction_loop *l, const struct eviction_threshold 
         eviction_rank(t->signal, pods, stats, idx, n);
         for (size_t k = 0; k < n && evicted == NULL; k++) {
                 const struct pod *pod = pods[idx[k]];
-                if (eviction_pod_is_critical(pod)) {
+                if (pod_is_critical(pod)) {
                         LOG_INFO(2, "Eviction manager: cannot evict a critical pod", "pod=\"%s\"",
                                  pod_full_name(pod));
                         continue;
@@ -273,7 +273,7 @@ static char **evict_over_limits(struct eviction_loop *l, const struct stats_evic
                 free(ctrs);
                 if (msg == NULL)
                         continue;
-                if (eviction_pod_is_critical(pods[i])) {
+                if (pod_is_critical(pods[i])) {
                         LOG_INFO(2, "Eviction manager: cannot evict a critical pod", "pod=\"%s\"",
                                  pod_full_name(pods[i]));
                         continue;

@@ -14,20 +14,9 @@
 
 #define GUARANTEED_OOM_SCORE_ADJ (-997)
 #define BESTEFFORT_OOM_SCORE_ADJ 1000
-/* upstream scheduling.SystemCriticalPriority = 2 * HighestUserDefinablePriority */
-#define SYSTEM_CRITICAL_PRIORITY 2000000000
-#define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
-
-/* upstream types.IsCriticalPod: static, mirror, or priority >= system critical. */
-static bool is_critical_pod(const struct pod *pod)
-{
-        return pod_is_static(pod) || kv_list_get(&pod->annotations, MIRROR_ANNOTATION) != NULL ||
-               pod->priority >= SYSTEM_CRITICAL_PRIORITY;
-}
-
 static bool is_node_critical_pod(const struct pod *pod)
 {
-        return is_critical_pod(pod) && pod->priority_class_name != NULL &&
+        return pod_is_critical(pod) && pod->priority_class_name != NULL &&
                strcmp(pod->priority_class_name, "system-node-critical") == 0;
 }
 

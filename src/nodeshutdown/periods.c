@@ -4,6 +4,7 @@
  * manager's files (systemd/inhibit_linux.go OverrideInhibitDelay,
  * storage.go). */
 #include "nodeshutdown/nodeshutdown.h"
+#include "api/pod.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/gotime.h"
@@ -16,7 +17,6 @@
 #include <string.h>
 
 /* upstream scheduling.SystemCriticalPriority */
-#define SYSTEM_CRITICAL_PRIORITY 2000000000
 
 static int by_priority(const void *a, const void *b)
 {
@@ -41,7 +41,7 @@ size_t nodeshutdown_periods(int64_t grace_ms, int64_t critical_ms,
                 p = xcalloc(n, sizeof(*p));
                 /* Go's int64(duration / time.Second): truncated */
                 p[0] = (struct shutdown_period){0, (grace_ms - critical_ms) / 1000};
-                p[1] = (struct shutdown_period){SYSTEM_CRITICAL_PRIORITY, critical_ms / 1000};
+                p[1] = (struct shutdown_period){POD_SYSTEM_CRITICAL_PRIORITY, critical_ms / 1000};
         }
         qsort(p, n, sizeof(*p), by_priority);
         *out = p;

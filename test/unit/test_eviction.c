@@ -330,7 +330,7 @@ static void admission_under_pressure(void **state)
         assert_string_equal(msg, "The node had condition: [MemoryPressure PIDPressure]. ");
         free(msg);
         /* a static pod is critical: admitted whatever the pressure */
-        assert_true(eviction_pod_is_critical(stat));
+        assert_true(pod_is_critical(stat));
         assert_true(eviction_admit(EVICTION_DISK_PRESSURE | EVICTION_MEMORY_PRESSURE, stat, &msg));
         pod_unref(be);
         pod_unref(burst);
