@@ -37,7 +37,8 @@ struct kube_token_request {
 
 struct kube_objects {
         /* GET /api/v1/namespaces/<ns>/<resource>/<name>, resource "configmaps"
-         * or "secrets", for the pod pod_uid: a new reference in *out.
+         * or "secrets", for the pod pod_uid: a new reference in *out; or
+         * "resourceclaims", resource.k8s.io/v1, never from a cache.
          * err->code is the HTTP status when the apiserver answered (404: not
          * found, 403: forbidden). */
         int (*get)(void *opaque, const char *resource, const char *ns, const char *name,

@@ -110,18 +110,27 @@ static int rest_objects_get(void *opaque, const char *resource, const char *ns, 
                             const char *pod_uid, json_t **out, ck_error_t *err)
 {
         struct rest_objects *o = opaque;
-        cleanup_free char *path = xasprintf("/api/v1/namespaces/%s/%s/%s", ns, resource, name);
+        /* a ResourceClaim is read fresh at each use, as upstream's DRA
+         * manager does: its allocation and reservations change */
+        bool claim = strcmp(resource, "resourceclaims") == 0;
+        cleanup_free char *path =
+            claim ? xasprintf("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns, name)
+                  : xasprintf("/api/v1/namespaces/%s/%s/%s", ns, resource, name);
         int64_t now = fs_now_mono_ms();
-        pthread_mutex_lock(&o->lock);
-        *out = cache_lookup(o, path, pod_uid, now);
-        pthread_mutex_unlock(&o->lock);
-        if (*out != NULL)
-                return 0;
+        if (!claim) {
+                pthread_mutex_lock(&o->lock);
+                *out = cache_lookup(o, path, pod_uid, now);
+                pthread_mutex_unlock(&o->lock);
+                if (*out != NULL)
+                        return 0;
+        }
         struct rest_client *c = rest_pool_get(o->pool);
         int r = rest_get(c, path, NULL, out, err);
         rest_pool_put(o->pool, c);
         if (r < 0)
                 return -1; /* errors (404: not yet created) are not cached */
+        if (claim)
+                return 0;
         pthread_mutex_lock(&o->lock);
         cache_store(o, path, pod_uid, *out, now);
         pthread_mutex_unlock(&o->lock);

@@ -4,6 +4,7 @@
 #include "allocation/allocation.h"
 #include "kubelet/sysctl.h"
 #include "util/intmath.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -234,6 +235,280 @@ static void insufficient(struct admission_result *out, const char *res, int64_t 
             res, (long long)req, (long long)used, (long long)cap);
 }
 
+/* The resource part of the fit: a first shortfall refuses the pod (its
+ * reason and message in out), or with collect every shortfall is noted. */
+struct fit {
+        bool collect;
+        struct admission_result *out;
+        struct admission_shortfall short_[ADMISSION_MAX_SHORTFALLS];
+        size_t n_short;
+};
+
+/* One check: false when the pod does not fit (and the caller stops unless
+ * collecting). */
+static bool fit_one(struct fit *f, const char *res, int64_t req, int64_t used, int64_t cap)
+{
+        if (req <= 0 || ck_add_sat(used, req) <= cap)
+                return true;
+        if (f->out->admit)
+                insufficient(f->out, res, req, used, cap);
+        /* upstream GetInsufficientAmount: requested - (capacity - used) */
+        if (f->n_short < ADMISSION_MAX_SHORTFALLS)
+                f->short_[f->n_short++] =
+                    (struct admission_shortfall){res, ck_add_sat(req, used) - cap};
+        return false;
+}
+
+static void fit_resources(const struct pod *pod, struct pod *const *active,
+                          const json_t *const *actual, size_t n_active,
+                          const struct admission_node *node, struct fit *f)
+{
+        if (!fit_one(f, "pods", 1, (int64_t)n_active, node->max_pods) && !f->collect)
+                return;
+        int64_t cpu, mem, used_cpu = 0, used_mem = 0;
+        fit_requests(pod, NULL, &cpu, &mem);
+        for (size_t i = 0; i < n_active; i++) {
+                int64_t c, m;
+                fit_requests(active[i], actual ? actual[i] : NULL, &c, &m);
+                used_cpu = ck_add_sat(used_cpu, c);
+                used_mem = ck_add_sat(used_mem, m);
+        }
+        if (!fit_one(f, "cpu", cpu, used_cpu, node->allocatable_cpu_milli) && !f->collect)
+                return;
+        if (!fit_one(f, "memory", mem, used_mem, node->allocatable_memory) && !f->collect)
+                return;
+        /* ephemeral-storage and huge pages, against 0 when the node has
+         * none */
+        const char *names[16];
+        size_t n_names = native_names(pod, names, sizeof(names) / sizeof(names[0]));
+        for (size_t k = 0; k < n_names; k++) {
+                int64_t used = 0, cap = 0;
+                for (size_t e = 0; e < node->n_native; e++)
+                        if (strcmp(node->native[e].name, names[k]) == 0)
+                                cap = node->native[e].value;
+                for (size_t i = 0; i < n_active; i++)
+                        used = ck_add_sat(used, fit_request_of(active[i], names[k]));
+                if (!fit_one(f, names[k], fit_request_of(pod, names[k]), used, cap) && !f->collect)
+                        return;
+        }
+        /* extended resources the node has (the others are not the node's
+         * to check) */
+        for (size_t e = 0; e < node->n_extended; e++) {
+                const char *name = node->extended[e].name;
+                int64_t used = 0;
+                for (size_t i = 0; i < n_active; i++)
+                        used = ck_add_sat(used, fit_request_of(active[i], name));
+                if (!fit_one(f, name, fit_request_of(pod, name), used, node->extended[e].value) &&
+                    !f->collect)
+                        return;
+        }
+}
+
+/* ---- preemption (upstream pkg/kubelet/preemption) ---- */
+
+/* upstream GetResourceRequest: 1 of "pods"; the requests, with the
+ * overhead when they are not 0 */
+static int64_t preempt_request(const struct pod *pod, const char *name)
+{
+        if (strcmp(name, "pods") == 0)
+                return 1;
+        int64_t v, cpu, mem;
+        const struct resource_list *o = &pod->overhead;
+        int64_t over = 0;
+        if (strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0) {
+                admission_pod_requests(pod, &cpu, &mem);
+                bool is_cpu = name[0] == 'c';
+                v = is_cpu ? cpu : mem;
+                over = is_cpu ? (o->has_cpu ? o->cpu_milli : 0) : (o->has_memory ? o->memory : 0);
+        } else if (strcmp(name, "ephemeral-storage") == 0) {
+                v = admission_pod_ephemeral_storage_request(pod);
+                over = o->has_ephemeral_storage ? o->ephemeral_storage : 0;
+        } else if (resource_hugepage_size(name) > 0) {
+                v = pod_resource_effective(pod, false, resource_list_hugepages, name);
+                over = resource_list_hugepages(o, name);
+        } else {
+                v = admission_pod_extended_request(pod, name);
+                over = resource_list_extended(o, name);
+        }
+        return v != 0 && pod->has_overhead ? ck_add_sat(v, over) : v;
+}
+
+struct reqs {
+        struct admission_shortfall r[ADMISSION_MAX_SHORTFALLS];
+        size_t n;
+};
+
+/* upstream admissionRequirementList.subtract: what is left of a once the
+ * pods are gone */
+static struct reqs reqs_subtract(const struct reqs *a, const struct pod *const *pods, size_t n)
+{
+        struct reqs out = {.n = 0};
+        for (size_t k = 0; k < a->n; k++) {
+                int64_t q = a->r[k].amount;
+                for (size_t i = 0; i < n && q > 0; i++)
+                        q -= preempt_request(pods[i], a->r[k].name);
+                if (q > 0)
+                        out.r[out.n++] = (struct admission_shortfall){a->r[k].name, q};
+        }
+        return out;
+}
+
+/* upstream distance: the squared fractions of each requirement a pod does
+ * not cover */
+static double reqs_distance(const struct reqs *a, const struct pod *pod)
+{
+        double d = 0;
+        for (size_t k = 0; k < a->n; k++) {
+                double left = (double)(a->r[k].amount - preempt_request(pod, a->r[k].name));
+                if (left > 0)
+                        d += (left / (double)a->r[k].amount) * (left / (double)a->r[k].amount);
+        }
+        return d;
+}
+
+static void reqs_string(const struct reqs *a, char *buf, size_t len)
+{
+        size_t o = (size_t)snprintf(buf, len, "[");
+        for (size_t k = 0; k < a->n && o < len; k++)
+                o += (size_t)snprintf(buf + o, len - o, "(res: %s, q: %lld), ", a->r[k].name,
+                                      (long long)a->r[k].amount);
+        if (o < len)
+                snprintf(buf + o, len - o, "]");
+}
+
+/* upstream smallerResourceRequest: memory, then cpu; equal is smaller */
+static bool smaller_request(const struct pod *a, const struct pod *b)
+{
+        static const char *const order[] = {"memory", "cpu"};
+        for (size_t i = 0; i < 2; i++) {
+                int64_t x = preempt_request(a, order[i]), y = preempt_request(b, order[i]);
+                if (x != y)
+                        return x < y;
+        }
+        return true;
+}
+
+/* upstream getPodsToPreemptByDistance: from pods (n, reordered), the pod
+ * closest to what is still needed, then again, until nothing is; appended
+ * to out.  -1 when the pods run out first. */
+static int by_distance(const struct pod **pods, size_t n, struct reqs need, const struct pod **out,
+                       size_t *n_out)
+{
+        while (need.n > 0) {
+                if (n == 0)
+                        return -1;
+                double best = (double)need.n + 1;
+                size_t bi = 0;
+                for (size_t i = 0; i < n; i++) {
+                        double d = reqs_distance(&need, pods[i]);
+                        if (d < best || (d == best && smaller_request(pods[i], pods[bi]))) {
+                                best = d;
+                                bi = i;
+                        }
+                }
+                need = reqs_subtract(&need, &pods[bi], 1);
+                out[(*n_out)++] = pods[bi];
+                pods[bi] = pods[--n];
+        }
+        return 0;
+}
+
+/* upstream Preemptable: a critical pod over a non-critical one, else the
+ * higher priority */
+static bool preemptable(const struct pod *by, const struct pod *p)
+{
+        return (pod_is_critical(by) && !pod_is_critical(p)) || by->priority > p->priority;
+}
+
+int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, size_t n_active,
+                              const struct admission_shortfall *s, size_t n_s,
+                              const struct pod **victims, char *why, size_t why_len)
+{
+        struct reqs need = {.n = 0};
+        for (size_t k = 0; k < n_s && k < ADMISSION_MAX_SHORTFALLS; k++)
+                if (s[k].amount > 0)
+                        need.r[need.n++] = s[k];
+        /* sortPodsByQOS: the pods it may preempt, by class */
+        size_t n = n_active ? n_active : 1;
+        const struct pod **be = xcalloc(n, sizeof(*be)), **bu = xcalloc(n, sizeof(*bu)),
+                         **gu = xcalloc(n, sizeof(*gu)), **all = xcalloc(n, sizeof(*all));
+        size_t n_be = 0, n_bu = 0, n_gu = 0, n_all = 0;
+        for (size_t i = 0; i < n_active; i++) {
+                if (!preemptable(pod, active[i]))
+                        continue;
+                switch (pod_qos_class(active[i])) {
+                case QOS_BEST_EFFORT:
+                        be[n_be++] = active[i];
+                        break;
+                case QOS_BURSTABLE:
+                        bu[n_bu++] = active[i];
+                        break;
+                case QOS_GUARANTEED:
+                        gu[n_gu++] = active[i];
+                        break;
+                }
+        }
+        int ret = -1;
+        size_t n_v = 0;
+        const struct pod **g_ev = xcalloc(n, sizeof(*g_ev)), **b_ev = xcalloc(n, sizeof(*b_ev)),
+                         **e_ev = xcalloc(n, sizeof(*e_ev)), **tmp = xcalloc(2 * n, sizeof(*tmp));
+        size_t n_g = 0, n_b = 0, n_e = 0, n_tmp;
+        memcpy(all, be, n_be * sizeof(*all));
+        memcpy(all + n_be, bu, n_bu * sizeof(*all));
+        memcpy(all + n_be + n_bu, gu, n_gu * sizeof(*all));
+        n_all = n_be + n_bu + n_gu;
+        struct reqs left = reqs_subtract(&need, all, n_all);
+        if (left.n > 0) {
+                char list[400];
+                reqs_string(&left, list, sizeof(list));
+                snprintf(why, why_len, "no set of running pods found to reclaim resources: %s",
+                         list);
+                goto out;
+        }
+        /* the guaranteed pods it takes with every besteffort and burstable
+         * one gone; the burstable ones with every besteffort one and those;
+         * the besteffort ones with those two */
+        struct reqs r = reqs_subtract(&need, all, n_be + n_bu);
+        if (by_distance(gu, n_gu, r, g_ev, &n_g) < 0)
+                goto none;
+        memcpy(tmp, be, n_be * sizeof(*tmp));
+        memcpy(tmp + n_be, g_ev, n_g * sizeof(*tmp));
+        n_tmp = n_be + n_g;
+        r = reqs_subtract(&need, tmp, n_tmp);
+        if (by_distance(bu, n_bu, r, b_ev, &n_b) < 0)
+                goto none;
+        memcpy(tmp, b_ev, n_b * sizeof(*tmp));
+        memcpy(tmp + n_b, g_ev, n_g * sizeof(*tmp));
+        n_tmp = n_b + n_g;
+        r = reqs_subtract(&need, tmp, n_tmp);
+        if (by_distance(be, n_be, r, e_ev, &n_e) < 0)
+                goto none;
+        for (size_t i = 0; i < n_e; i++)
+                victims[n_v++] = e_ev[i];
+        for (size_t i = 0; i < n_b; i++)
+                victims[n_v++] = b_ev[i];
+        for (size_t i = 0; i < n_g; i++)
+                victims[n_v++] = g_ev[i];
+        ret = (int)n_v;
+        goto out;
+none : {
+        /* not when all of them cover the need; said as upstream would */
+        char list[400];
+        reqs_string(&need, list, sizeof(list));
+        snprintf(why, why_len, "no set of running pods found to reclaim resources: %s", list);
+}
+out:
+        free(be);
+        free(bu);
+        free(gu);
+        free(all);
+        free(g_ev);
+        free(b_ev);
+        free(e_ev);
+        free(tmp);
+        return ret;
+}
+
 void admission_check(const struct pod *pod, struct pod *const *active, size_t n_active,
                      const struct admission_node *node, struct admission_result *out)
 {
@@ -289,59 +564,14 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                 return;
         }
 
-        /* The scheduler's order: pods, then resources, then ports. */
-        if ((int64_t)n_active + 1 > node->max_pods) {
-                insufficient(out, "pods", 1, (int64_t)n_active, node->max_pods);
+        /* The scheduler's order: pods, then resources, then ports.  A
+         * critical pod that lacks only resources may have others preempted
+         * for it (upstream's CriticalPodAdmissionHandler): every shortfall
+         * is gathered for it, the other checks still come first. */
+        struct fit f = {.collect = pod_is_critical(pod) && node->preempt != NULL, .out = out};
+        fit_resources(pod, active, actual, n_active, node, &f);
+        if (!out->admit && !f.collect)
                 return;
-        }
-        int64_t cpu, mem, used_cpu = 0, used_mem = 0;
-        fit_requests(pod, NULL, &cpu, &mem);
-        for (size_t i = 0; i < n_active; i++) {
-                int64_t c, m;
-                fit_requests(active[i], actual ? actual[i] : NULL, &c, &m);
-                used_cpu = ck_add_sat(used_cpu, c);
-                used_mem = ck_add_sat(used_mem, m);
-        }
-        if (cpu > 0 && ck_add_sat(used_cpu, cpu) > node->allocatable_cpu_milli) {
-                insufficient(out, "cpu", cpu, used_cpu, node->allocatable_cpu_milli);
-                return;
-        }
-        if (mem > 0 && ck_add_sat(used_mem, mem) > node->allocatable_memory) {
-                insufficient(out, "memory", mem, used_mem, node->allocatable_memory);
-                return;
-        }
-        /* ephemeral-storage and huge pages, against 0 when the node has
-         * none */
-        const char *names[16];
-        size_t n_names = native_names(pod, names, sizeof(names) / sizeof(names[0]));
-        for (size_t k = 0; k < n_names; k++) {
-                int64_t req = fit_request_of(pod, names[k]), used = 0, cap = 0;
-                if (req <= 0)
-                        continue;
-                for (size_t e = 0; e < node->n_native; e++)
-                        if (strcmp(node->native[e].name, names[k]) == 0)
-                                cap = node->native[e].value;
-                for (size_t i = 0; i < n_active; i++)
-                        used = ck_add_sat(used, fit_request_of(active[i], names[k]));
-                if (ck_add_sat(used, req) > cap) {
-                        insufficient(out, names[k], req, used, cap);
-                        return;
-                }
-        }
-        /* extended resources the node has (the others are not the node's
-         * to check) */
-        for (size_t e = 0; e < node->n_extended; e++) {
-                const char *name = node->extended[e].name;
-                int64_t req = fit_request_of(pod, name), used = 0;
-                if (req <= 0)
-                        continue;
-                for (size_t i = 0; i < n_active; i++)
-                        used = ck_add_sat(used, fit_request_of(active[i], name));
-                if (ck_add_sat(used, req) > node->extended[e].value) {
-                        insufficient(out, name, req, used, node->extended[e].value);
-                        return;
-                }
-        }
         /* the scheduler's NodeAffinity filter: spec.nodeSelector and the
          * required node affinity against the node's labels */
         if (!node_affinity_match(json_object_get(pod->raw, "spec"), node->labels, node->name)) {
@@ -372,6 +602,23 @@ void admission_check_actual(const struct pod *pod, struct pod *const *active,
                          "Predicate TaintToleration failed: node(s) had taints that the pod "
                          "didn't tolerate");
                 return;
+        }
+        /* the predicates failed only for resources, for a critical pod:
+         * others are preempted, then it is admitted */
+        if (!out->admit) {
+                char why[512];
+                if (node->preempt(node->preempt_ctx, pod, f.short_, f.n_short, why, sizeof(why)) <
+                    0) {
+                        snprintf(out->reason, sizeof(out->reason), "UnexpectedAdmissionError");
+                        snprintf(out->message, sizeof(out->message),
+                                 "Unexpected error while attempting to recover from admission "
+                                 "failure: preemption: error finding a set of pods to preempt: "
+                                 "%s",
+                                 why);
+                        return;
+                }
+                out->admit = true;
+                out->reason[0] = out->message[0] = '\0';
         }
         /* upstream's appArmorAdmitHandler (new pods only: those still
          * Pending; running ones keep running) */

@@ -23,6 +23,14 @@
 
 struct sysctl_allowlist;
 
+/* A resource a pod lacks (upstream InsufficientResourceError): its name
+ * (borrowed) and the amount short, requested - (capacity - used). */
+struct admission_shortfall {
+        const char *name;
+        int64_t amount;
+};
+#define ADMISSION_MAX_SHORTFALLS 16
+
 struct admission_node {
         int64_t allocatable_cpu_milli;
         int64_t allocatable_memory;
@@ -36,6 +44,15 @@ struct admission_node {
          * predicates): -1 with err when they cannot be had.  NULL: none. */
         int (*allocate_devices)(void *ctx, const struct pod *pod, ck_error_t *err);
         void *devices_ctx;
+        /* a critical pod that the predicates refuse only for resources
+         * (upstream's CriticalPodAdmissionHandler): preempt others to free
+         * what it lacks, 0 and it is admitted; -1 with why (upstream's
+         * words: "no set of running pods found to reclaim resources: ...")
+         * and it is refused with UnexpectedAdmissionError.  NULL: no
+         * preemption. */
+        int (*preempt)(void *ctx, const struct pod *pod, const struct admission_shortfall *s,
+                       size_t n, char *why, size_t why_len);
+        void *preempt_ctx;
         /* the extended resources the node offers (allocatable); a request
          * of another extended resource is not checked (upstream: a cluster
          * level resource) */
@@ -70,6 +87,15 @@ void admission_check(const struct pod *pod, struct pod *const *active, size_t n_
 void admission_check_actual(const struct pod *pod, struct pod *const *active,
                             const json_t *const *actual, size_t n_active,
                             const struct admission_node *node, struct admission_result *out);
+
+/* upstream getPodsToPreempt: the fewest pods, among those pod may preempt
+ * (a critical pod any non-critical one, else by priority), whose requests
+ * cover the shortfalls: besteffort first, then burstable, then guaranteed,
+ * each class by the distance of its pods to what is still needed.
+ * victims: room for n_active; returns how many, or -1 with why. */
+int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, size_t n_active,
+                              const struct admission_shortfall *s, size_t n_s,
+                              const struct pod **victims, char *why, size_t why_len);
 
 /* Whether the host enforces AppArmor: /sys/module/apparmor/parameters/
  * enabled says "Y" (runc's apparmor.IsEnabled). */

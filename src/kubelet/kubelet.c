@@ -438,6 +438,49 @@ static bool admit_under_pressure(struct kubelet *kl, struct pod_record *r)
         return false;
 }
 
+/* upstream's CriticalPodAdmissionHandler: the pods chosen for the critical
+ * one are stopped, Failed with reason Preempting (the eviction path, their
+ * own grace period), and it is admitted; upstream waits for them to stop,
+ * here they stop beside its start. */
+static void handle_evict(struct kubelet *kl, struct kl_event *ev);
+
+struct preempt_ctx {
+        struct kubelet *kl;
+        struct pod *const *active;
+        size_t n_active;
+};
+
+static int preempt(void *ctx, const struct pod *pod, const struct admission_shortfall *s, size_t n,
+                   char *why, size_t why_len)
+{
+        struct preempt_ctx *pc = ctx;
+        const struct pod **victims = xcalloc(pc->n_active + 1, sizeof(*victims));
+        int nv =
+            admission_pods_to_preempt(pod, pc->active, pc->n_active, s, n, victims, why, why_len);
+        for (int i = 0; i < nv; i++) {
+                const struct pod *v = victims[i];
+                struct pod_record *r = record_find(pc->kl, v->uid);
+                if (r == NULL || r->terminal || r->deleting || r->evict_message)
+                        continue; /* on its way out already */
+                event_emit_pod(pc->kl->recorder, r->pod, NULL, EVENT_WARNING, KL_PREEMPT_REASON,
+                               "%s", KL_PREEMPT_MESSAGE);
+                LOG_INFO(2, "Preempting pod to free up resources",
+                         "pod=\"%s\" podUID=\"%s\" insufficientResource=\"%s\" "
+                         "requestingPod=\"%s\"",
+                         pod_full_name(v), v->uid, s[0].name, pod_full_name(pod));
+                struct kl_event ev = {.uid = (char *)v->uid,
+                                      .reason = KL_PREEMPT_REASON,
+                                      .message = xstrdup(KL_PREEMPT_MESSAGE),
+                                      .grace_s = -1,
+                                      .disruption = true};
+                handle_evict(pc->kl, &ev);
+                free(ev.message);
+                kmetrics_preemption(s[0].name);
+        }
+        free(victims);
+        return nv < 0 ? -1 : 0;
+}
+
 json_t *kl_admission_node(struct kubelet *kl, bool *from_api)
 {
         json_t *node = kl->node_agent ? node_agent_get_node(kl->node_agent) : NULL;
@@ -487,6 +530,9 @@ static void admit(struct kubelet *kl, struct pod_record *r)
                     !api_phase_terminal(o->pod))
                         active[n++] = o->alloc;
         }
+        struct preempt_ctx pc = {.kl = kl, .active = active, .n_active = n};
+        node.preempt = preempt;
+        node.preempt_ctx = &pc;
         struct admission_result ar;
         admission_check(r->alloc, active, n, &node, &ar);
         free(active);

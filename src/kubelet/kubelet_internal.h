@@ -47,6 +47,12 @@ struct kl_runtime_uid {
         size_t n_live;
 };
 
+/* upstream's preemption: the status reason and message of a pod preempted
+ * for a critical one, and its DisruptionTarget condition's message */
+#define KL_PREEMPT_REASON "Preempting"
+#define KL_PREEMPT_MESSAGE "Preempted in order to admit critical pod"
+#define KL_PREEMPT_DISRUPTION "Pod was preempted by Kubelet to accommodate a critical pod."
+
 struct kl_event {
         enum kl_event_type type;
         struct kl_event *next;

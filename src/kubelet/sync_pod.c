@@ -365,8 +365,12 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                 LOG_INFO(0, "Evicting pod",
                          "pod=\"%s\" gracePeriod=%lld reason=\"%s\" message=\"%s\"",
                          pod_full_name(pod), (long long)evict_grace_s, evict_reason, evict);
-                update_status_failed(d, pod, rs, NULL, net_ready, evict_reason, evict,
-                                     evict_disruption ? evict : NULL);
+                const char *disruption = NULL;
+                if (evict_disruption)
+                        disruption = strcmp(evict_reason, KL_PREEMPT_REASON) == 0
+                                         ? KL_PREEMPT_DISRUPTION
+                                         : evict;
+                update_status_failed(d, pod, rs, NULL, net_ready, evict_reason, evict, disruption);
                 prober_remove_pod(d->prober, pod->uid);
                 if (kuberuntime_kill_pod(d->rt, cri, pod, rs, evict_grace_s, err) < 0) {
                         ck_error_wrap(err, "stop evicted pod");

@@ -4,6 +4,7 @@
  * SyncPod, which drives a pod's sandbox and containers towards the spec
  * from the actions compute.c decides.
  */
+#include "dra/dra.h"
 #include "kuberuntime/builders.h"
 #include "kuberuntime/compute.h"
 #include "kuberuntime/runtime_internal.h"
@@ -485,6 +486,18 @@ int kuberuntime_sync_pod(struct kuberuntime *rt, struct cri_client *cri, const s
                 goto out;
         }
 
+        /* upstream: the pod's ResourceClaims prepared before its sandbox
+         * is made */
+        if (a.create_sandbox && dra_pod_has_claims(pod) &&
+            dra_prepare_resources(ctx ? ctx->kube : NULL, pod, err) < 0) {
+                LOG_ERROR("Failed to prepare dynamic resources", "pod=\"%s\" err=\"%s\"", who,
+                          ck_error_msg(*err));
+                event_emit_pod(rt->opts.recorder, pod, NULL, EVENT_WARNING,
+                               "FailedPrepareDynamicResources",
+                               "Failed to prepare dynamic resources: %s", ck_error_msg(*err));
+                ck_error_wrap(err, "pod %s", who);
+                goto out;
+        }
         /* 3: the sandbox config (needed for pulls and CreateContainer too) */
         if (kuberuntime_sandbox_config(&rt->opts, pod, a.attempt, ctx ? ctx->cgroup_parent : "",
                                        &sb_cfg, err) < 0) {

@@ -11,7 +11,7 @@ static struct metrics_registry *legacy, *probes;
 static struct metrics_family *node_name, *ops, *op_errors, *op_duration, *relist_duration,
     *relist_interval, *running_pods, *running_containers, *worker_duration, *pod_start,
     *rest_requests, *probe_total, *probe_duration, *dp_registrations, *dp_alloc_duration,
-    *image_gc_total, *evictions, *eviction_stats_age, *shutdown_start, *shutdown_end;
+    *image_gc_total, *evictions, *preemptions, *eviction_stats_age, *shutdown_start, *shutdown_end;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static struct metrics_family *reg(struct metrics_registry *r, const struct metrics_opts *o)
@@ -164,6 +164,14 @@ static void init(void)
                                                        .type = METRICS_COUNTER,
                                                        .label_names = signal_l,
                                                        .n_labels = 1});
+        static const char *const preemption_l[] = {"preemption_signal"};
+        preemptions =
+            reg(legacy, &(struct metrics_opts){.name = "kubelet_preemptions",
+                                               .help = "Cumulative number of pod preemptions by "
+                                                       "preemption resource",
+                                               .type = METRICS_COUNTER,
+                                               .label_names = preemption_l,
+                                               .n_labels = 1});
         eviction_stats_age = reg(
             legacy, &(struct metrics_opts){.name = "kubelet_eviction_stats_age_seconds",
                                            .help = "Time between when stats are collected, and "
@@ -367,6 +375,11 @@ void kmetrics_graceful_shutdown(double start_s, double end_s)
 {
         set(&shutdown_start, NULL, start_s);
         set(&shutdown_end, NULL, end_s);
+}
+
+void kmetrics_preemption(const char *signal)
+{
+        inc(&preemptions, (const char *const[]){signal});
 }
 
 void kmetrics_eviction(const char *signal, double stats_age_s)

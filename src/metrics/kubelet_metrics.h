@@ -76,6 +76,10 @@ void kmetrics_image_garbage_collected(const char *reason);
  * stats_age_s >= 0 (from the stats' time to the eviction). */
 void kmetrics_eviction(const char *signal, double stats_age_s);
 
+/* kubelet_preemptions{preemption_signal}: a pod preempted for a critical
+ * one, signal the first resource it lacked. */
+void kmetrics_preemption(const char *signal);
+
 /* kubelet_graceful_shutdown_start_time_seconds and
  * kubelet_graceful_shutdown_end_time_seconds set (seconds since the
  * epoch; 0: none). */

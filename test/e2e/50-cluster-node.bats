@@ -219,6 +219,26 @@ mirror_replaced() {
 	kubectl delete pod -n "$TEST_NS" right-disk wrong-disk --wait=false
 }
 
+@test "cluster node: a pod bound by hand that asks for more cpu than the node has is refused with OutOfcpu" {
+	kubectl apply -f - <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: too-big, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  restartPolicy: Never
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {requests: {cpu: "64"}}}
+	YAML
+	wait_for -t 60 -i 0.5 kpod_phase_is "$TEST_NS" too-big Failed
+	[ "$(kpod_field "$TEST_NS" too-big '{.status.reason}')" = OutOfcpu ]
+	msg=$(kpod_field "$TEST_NS" too-big '{.status.message}')
+	echo "$msg"
+	[[ $msg == "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: "*", capacity: "* ]]
+	[ -z "$(kpod_sandboxes "$TEST_NS" too-big)" ]
+	kubectl delete pod -n "$TEST_NS" too-big --wait=false
+}
+
 @test "cluster node: stopped, the node turns NotReady; started again, Ready with its pods untouched" {
 	bound_pod survivor
 	wait_for -t 60 -i 0.5 kpod_ready "$TEST_NS" survivor

@@ -398,6 +398,50 @@ has_events() { # POD REASON...
 	kubectl delete runtimeclass "$rc_ok" "$rc_bad" --wait=false
 }
 
+@test "cluster workloads: a pod with a ResourceClaim: not reserved for it, then its driver not registered: FailedPrepareDynamicResources, the pod waits" {
+	dc=e2e-dc-$$
+	kubectl apply -f - <<-YAML
+	apiVersion: resource.k8s.io/v1
+	kind: DeviceClass
+	metadata: {name: $dc}
+	spec: {}
+	---
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaim
+	metadata: {name: gpu-claim, namespace: $TEST_NS}
+	spec:
+	  devices:
+	    requests: [{name: gpu, exactly: {deviceClassName: $dc}}]
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: claimer, namespace: $TEST_NS}
+	spec:
+	  nodeName: $CLUSTER_NODE_NAME
+	  terminationGracePeriodSeconds: 1
+	  resourceClaims: [{name: gpu, resourceClaimName: gpu-claim}]
+	  containers:
+	  - {name: main, image: localhost/busybox:1.35, command: [sleep, "3600"], resources: {claims: [{name: gpu}]}}
+	YAML
+	prepare_failed_with() { # TEXT: a FailedPrepareDynamicResources event of claimer says it
+		kubectl get events -n "$TEST_NS" --field-selector involvedObject.name=claimer,reason=FailedPrepareDynamicResources \
+			-o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -qF "$1"
+	}
+	uid=$(kpod_uid "$TEST_NS" claimer)
+	claim_uid=$(kubectl get resourceclaim -n "$TEST_NS" gpu-claim -o jsonpath='{.metadata.uid}')
+	wait_for -t 60 -i 1 prepare_failed_with "Failed to prepare dynamic resources: prepare dynamic resources: pod claimer ($uid) is not allowed to use ResourceClaim gpu-claim ($claim_uid)"
+	# as if a scheduler had allocated it from a driver's devices
+	kubectl patch resourceclaim -n "$TEST_NS" gpu-claim --subresource=status --type=merge -p "{\"status\": {
+		\"allocation\": {\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": \"gpu.e2e.example.com\", \"pool\": \"pool-a\", \"device\": \"gpu-0\"}]}},
+		\"reservedFor\": [{\"resource\": \"pods\", \"name\": \"claimer\", \"uid\": \"$uid\"}]}}"
+	wait_for -t 60 -i 1 prepare_failed_with "prepare dynamic resources: DRA driver gpu.e2e.example.com is not registered"
+	[ "$(kpod_field "$TEST_NS" claimer '{.status.phase}')" = Pending ]
+	[ -z "$(kpod_sandboxes "$TEST_NS" claimer)" ]
+	kubectl delete pod -n "$TEST_NS" claimer --wait=false
+	kubectl delete resourceclaim -n "$TEST_NS" gpu-claim --wait=false
+	kubectl delete deviceclass "$dc" --wait=false
+}
+
 @test "cluster workloads: a failing liveness probe: Unhealthy events, with the probe's output, and the container restarted" {
 	kubectl apply -f - <<-YAML
 	apiVersion: v1

@@ -478,6 +478,112 @@ static void test_overhead_storage_hugepages(void **state)
                 pod_unref(all[i]);
 }
 
+/* A pod from the apiserver (not static: preemptable) of the given QoS
+ * resources, priority 0. */
+static struct pod *api_pod(const char *name, const char *resources)
+{
+        char buf[1024];
+        snprintf(buf, sizeof(buf),
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, uid: %s-uid, annotations: "
+                 "{kubernetes.io/config.source: api}}\nspec:\n  containers:\n"
+                 "  - {name: c, image: b:1, resources: %s}\n",
+                 name, name, resources);
+        return test_pod_yaml(buf);
+}
+
+struct preempted {
+        const struct pod *victims[8];
+        int n;
+        int calls;
+        struct pod *const *active;
+        size_t n_active;
+};
+
+static int record_preempt(void *ctx, const struct pod *pod, const struct admission_shortfall *s,
+                          size_t n, char *why, size_t why_len)
+{
+        struct preempted *p = ctx;
+        p->calls++;
+        p->n =
+            admission_pods_to_preempt(pod, p->active, p->n_active, s, n, p->victims, why, why_len);
+        return p->n < 0 ? -1 : 0;
+}
+
+/* upstream's CriticalPodAdmissionHandler: a critical pod refused only for
+ * resources has the fewest, least important pods preempted for it. */
+static void test_critical_pod_preemption(void **state)
+{
+        (void)state;
+        struct pod *be = api_pod("be", "{}");
+        struct pod *bu = api_pod("bu", "{requests: {cpu: 500m}}");
+        struct pod *gu = api_pod("gu", "{limits: {cpu: '1', memory: 100Mi}}");
+        struct pod *active[] = {be, bu, gu};
+        struct preempted p = {.active = active, .n_active = 3};
+        struct admission_node n = node;
+        n.max_pods = 10;
+        n.preempt = record_preempt;
+        n.preempt_ctx = &p;
+        struct admission_result r;
+
+        /* a static pod (critical) needing 1 cpu where 1.5 of 2 are taken:
+         * the burstable pod covers the 500m short; the guaranteed one stays */
+        struct pod *crit = pod_with("crit", "1", "0", 0);
+        admission_check(crit, active, 3, &n, &r);
+        assert_true(r.admit);
+        assert_int_equal(p.calls, 1);
+        assert_int_equal(p.n, 1);
+        assert_ptr_equal(p.victims[0], bu);
+
+        /* a pod from the apiserver is not critical: refused, nobody preempted */
+        struct pod *plain = api_pod("plain", "{requests: {cpu: '1'}}");
+        p.calls = 0;
+        admission_check(plain, active, 3, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "OutOfcpu");
+        assert_int_equal(p.calls, 0);
+
+        /* more than every preemptable pod holds */
+        struct pod *huge = pod_with("huge", "4", "0", 0);
+        admission_check(huge, active, 3, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "UnexpectedAdmissionError");
+        assert_string_equal(r.message,
+                            "Unexpected error while attempting to recover from admission failure: "
+                            "preemption: error finding a set of pods to preempt: no set of running "
+                            "pods found to reclaim resources: [(res: cpu, q: 2000), ]");
+
+        /* max pods: one pod must go, the besteffort one */
+        n.max_pods = 3;
+        struct pod *tiny = pod_with("tiny", "0", "0", 0);
+        admission_check(tiny, active, 3, &n, &r);
+        assert_true(r.admit);
+        assert_int_equal(p.n, 1);
+        assert_ptr_equal(p.victims[0], be);
+
+        /* cpu and memory short: the guaranteed pod covers both at once */
+        n.max_pods = 10;
+        struct pod *both = pod_with("both", "1500m", "1000Mi", 0);
+        admission_check(both, active, 3, &n, &r);
+        assert_true(r.admit);
+        assert_int_equal(p.n, 1);
+        assert_ptr_equal(p.victims[0], gu);
+
+        /* a reason preemption cannot help comes first */
+        struct pod *picky = test_pod_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: picky}\nspec:\n"
+            "  nodeSelector: {disk: ssd}\n"
+            "  containers:\n  - {name: c, image: b:1, resources: {requests: {cpu: '1'}}}\n");
+        p.calls = 0;
+        admission_check(picky, active, 3, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "NodeAffinity");
+        assert_int_equal(p.calls, 0);
+
+        struct pod *all[] = {be, bu, gu, crit, plain, huge, tiny, both, picky};
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                pod_unref(all[i]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -493,6 +599,7 @@ int main(void)
             cmocka_unit_test(test_apparmor),
             cmocka_unit_test(test_extended_resources),
             cmocka_unit_test(test_overhead_storage_hugepages),
+            cmocka_unit_test(test_critical_pod_preemption),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
