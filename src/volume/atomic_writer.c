@@ -32,9 +32,6 @@
 #define MAX_FILE_NAME_LENGTH 255
 #define MAX_PATH_LENGTH 4096
 #define TS_DIR_MODE 0755
-/* SetVolumeOwnership for a read-only volume */
-#define RO_MASK 0440
-#define EXEC_MASK 0110
 
 void volume_payload_set(struct volume_payload *p, const char *path, const void *data, size_t len,
                         mode_t mode)
@@ -365,50 +362,6 @@ static int write_file(int ts_fd, const char *ts_path, const char *rel, const str
         return 0;
 }
 
-/* SetVolumeOwnership (read-only volume): every entry group-owned by gid,
- * g+r, directories also g+x and setgid; symlinks chowned, not chmodded. */
-static int set_ownership(int fd, const char *path, gid_t gid, ck_error_t *err)
-{
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return ck_error_make(err, errno, "stat `%s`", path);
-        if (fchown(fd, (uid_t)-1, gid) < 0)
-                return ck_error_make(err, errno, "chown `%s` to group %u", path, (unsigned)gid);
-        if (fchmod(fd, (st.st_mode & 07777) | RO_MASK | EXEC_MASK | S_ISGID) < 0)
-                return ck_error_make(err, errno, "chmod `%s`", path);
-        int dup_fd = TEMP_FAILURE_RETRY_INT(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (dup_fd < 0)
-                return ck_error_make(err, errno, "open `%s`", path);
-        DIR *d = fdopendir(dup_fd);
-        if (d == NULL) {
-                close(dup_fd);
-                return ck_error_make(err, errno, "read directory `%s`", path);
-        }
-        int ret = 0;
-        struct dirent *de;
-        while (ret == 0 && (de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                cleanup_free char *sub_path = xasprintf("%s/%s", path, de->d_name);
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        ret = ck_error_make(err, errno, "stat `%s`", sub_path);
-                } else if (S_ISDIR(st.st_mode)) {
-                        cleanup_close int sub = TEMP_FAILURE_RETRY_INT(openat(
-                            dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                        ret = sub < 0 ? ck_error_make(err, errno, "open `%s`", sub_path)
-                                      : set_ownership(sub, sub_path, gid, err);
-                } else if (fchownat(dirfd(d), de->d_name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) <
-                           0) {
-                        ret = ck_error_make(err, errno, "chown `%s`", sub_path);
-                } else if (!S_ISLNK(st.st_mode) &&
-                           fchmodat(dirfd(d), de->d_name, (st.st_mode & 07777) | RO_MASK, 0) < 0) {
-                        ret = ck_error_make(err, errno, "chmod `%s`", sub_path);
-                }
-        }
-        closedir(d);
-        return ret;
-}
-
 static void remove_dir(const char *dir_path, const char *name)
 {
         cleanup_free char *p = xasprintf("%s/%s", dir_path, name);
@@ -435,7 +388,8 @@ static int write_and_swap(int dir_fd, const char *dir_path, const struct clean_p
         for (size_t i = 0; i < c->n; i++)
                 if (write_file(ts_fd, ts_path, c->files[i].path, c->files[i].f, err) < 0)
                         goto fail;
-        if (fs_group >= 0 && set_ownership(dir_fd, dir_path, (gid_t)fs_group, err) < 0) {
+        if (fs_group >= 0 &&
+            volume_set_ownership(dir_fd, dir_path, (gid_t)fs_group, true, err) < 0) {
                 ck_error_wrap(err, "apply fsGroup %" PRId64, fs_group);
                 goto fail;
         }

@@ -7,7 +7,6 @@
 #include "util/xalloc.h"
 #include "volume/plugins.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -53,76 +52,6 @@ static int mount_tmpfs(int fd, const char *path, const struct volume *v, ck_erro
                              path);
 }
 
-/* upstream volume_linux.go: rw for owner and group, r for both on a
- * read-only volume (never here), and x and setgid on directories */
-#define OWNERSHIP_RW_MASK 0660
-#define OWNERSHIP_EXEC_MASK 0110
-
-/* upstream changeFilePermission on `name` of dir_fd: group fsGroup (the
- * link itself for a symlink, which keeps its mode), the mask's bits added.
- * A failure is logged, as upstream, and the walk goes on. */
-static void own_entry(int dir_fd, const char *dir_path, const char *name, const struct stat *st,
-                      gid_t gid)
-{
-        if (fchownat(dir_fd, name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0)
-                LOG_ERROR("Lchown failed", "path=\"%s/%s\" err=\"%s\"", dir_path, name,
-                          strerror(errno));
-        if (S_ISLNK(st->st_mode))
-                return;
-        mode_t mask = OWNERSHIP_RW_MASK;
-        if (S_ISDIR(st->st_mode))
-                mask |= S_ISGID | OWNERSHIP_EXEC_MASK;
-        if (fchmodat(dir_fd, name, (st->st_mode & 07777) | mask, 0) < 0)
-                LOG_ERROR("chmod failed", "path=\"%s/%s\" err=\"%s\"", dir_path, name,
-                          strerror(errno));
-}
-
-/* upstream walkDeep below the directory open as fd: every entry, never
- * following a link.  Returns -1 when a directory cannot be read. */
-static int own_tree(int fd, const char *path, gid_t gid, ck_error_t *err)
-{
-        int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (dup_fd < 0)
-                return ck_error_make(err, errno, "dup `%s`", path);
-        DIR *d = fdopendir(dup_fd);
-        if (d == NULL) {
-                close(dup_fd);
-                return ck_error_make(err, errno, "read `%s`", path);
-        }
-        int ret = 0;
-        struct dirent *e;
-        while (ret == 0 && (e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                        continue;
-                struct stat st;
-                if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        ret = ck_error_make(err, errno, "lstat `%s/%s`", path, e->d_name);
-                        break;
-                }
-                own_entry(fd, path, e->d_name, &st, gid);
-                if (!S_ISDIR(st.st_mode))
-                        continue;
-                cleanup_free char *sub = xasprintf("%s/%s", path, e->d_name);
-                cleanup_close int sub_fd = TEMP_FAILURE_RETRY_INT(
-                    openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                if (sub_fd < 0)
-                        ret = ck_error_make(err, errno, "open `%s`", sub);
-                else
-                        ret = own_tree(sub_fd, sub, gid, err);
-        }
-        closedir(d);
-        return ret;
-}
-
-/* upstream requiresPermissionChange of a volume's root: another group, or
- * the directory lacks group rwx (with the owner's) or setgid. */
-static bool root_needs_ownership(const struct stat *st, gid_t gid)
-{
-        mode_t want = OWNERSHIP_RW_MASK | OWNERSHIP_EXEC_MASK;
-        return st->st_gid != gid || !S_ISDIR(st->st_mode) || (st->st_mode & want) != want ||
-               !(st->st_mode & S_ISGID);
-}
-
 /* fsGroup (upstream SetVolumeOwnership, when the volume is set up): the
  * root and, unless fsGroupChangePolicy is OnRootMismatch and the root is
  * right already, everything below it: group fsGroup, group rw (and x and
@@ -134,16 +63,12 @@ static int apply_fs_group(int fd, const char *path, const struct pod_security_co
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return ck_error_make(err, errno, "stat `%s`", path);
-        if (psc->fs_group_on_root_mismatch && !root_needs_ownership(&st, gid)) {
+        if (psc->fs_group_on_root_mismatch && !volume_ownership_needed(&st, gid, false)) {
                 LOG_INFO(3, "Skipping permission and ownership change for volume", "path=\"%s\"",
                          path);
                 return 0;
         }
-        if (fchown(fd, (uid_t)-1, gid) < 0)
-                return ck_error_make(err, errno, "chown `%s` to group %u", path, (unsigned)gid);
-        if (fchmod(fd, (st.st_mode & 07777) | S_ISGID | 0770) < 0)
-                return ck_error_make(err, errno, "chmod `%s`", path);
-        return own_tree(fd, path, gid, err);
+        return volume_set_ownership(fd, path, gid, false, err);
 }
 
 int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struct pod *pod,

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define VOLUME_EMPTY_DIR_PLUGIN "kubernetes.io~empty-dir"
@@ -135,6 +136,18 @@ int volume_check_component(const char *what, const char *name, ck_error_t *err);
  * symlink; returns the fd (O_CLOEXEC). */
 int volume_mkdir_open(int dirfd, const char *dir_path, const char *name, mode_t mode,
                       ck_error_t *err);
+
+/* ---- fsGroup (ownership.c; upstream SetVolumeOwnership) ---- */
+
+/* The volume's root (open as fd) and everything below it: group gid, the
+ * group's (and owner's) read and write bits added (read only: read), and x
+ * and setgid on directories; links regrouped, never followed.  A failed
+ * chown or chmod below the root is logged and the walk goes on, as
+ * upstream; an unreadable directory is an error. */
+int volume_set_ownership(int fd, const char *path, gid_t gid, bool read_only, ck_error_t *err);
+/* upstream requiresPermissionChange: the root lacks the group, the modes
+ * or setgid (fsGroupChangePolicy OnRootMismatch walks only then). */
+bool volume_ownership_needed(const struct stat *root, gid_t gid, bool read_only);
 
 /* Sets up an emptyDir under the pod's volumes directory (fd and path) and
  * returns its host path (new string) in *path.  Idempotent.  set_ownership:
