@@ -204,6 +204,21 @@ static void validate_quantity_value(struct dctx *d, const char *path, const char
         }
 }
 
+/* Each limit's name and value (their errors under lp); whether one is a
+ * huge page size, whether one is cpu or memory. */
+static void validate_limits(struct dctx *d, const char *lp, const struct quantity_list *l,
+                            bool *huge, bool *cpu_mem)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                const char *name = l->items[i].name;
+                cleanup_free char *kp = path_key(lp, name);
+                validate_resource_name(d, kp, name);
+                validate_quantity_value(d, kp, name, &l->items[i].q);
+                *huge |= is_hugepages(name);
+                *cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+        }
+}
+
 void decode_resources(struct dctx *d, json_t *c, const char *path, struct resource_requirements *r)
 {
         json_t *res = get_object(d, c, path, "resources");
@@ -233,14 +248,7 @@ void decode_resources(struct dctx *d, json_t *c, const char *path, struct resour
                 decode_list(d, requests, qp, &req, &r->requests);
 
         bool lim_cpu_mem = false, req_cpu_mem = false, huge = false;
-        for (size_t i = 0; i < lim.n; i++) {
-                const char *name = lim.items[i].name;
-                cleanup_free char *kp = path_key(lp, name);
-                validate_resource_name(d, kp, name);
-                validate_quantity_value(d, kp, name, &lim.items[i].q);
-                huge |= is_hugepages(name);
-                lim_cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
-        }
+        validate_limits(d, lp, &lim, &huge, &lim_cpu_mem);
         for (size_t i = 0; i < req.n; i++) {
                 const char *name = req.items[i].name;
                 const struct quantity *q = &req.items[i].q;
@@ -287,14 +295,7 @@ void decode_overhead(struct dctx *d, json_t *spec, const char *path, struct reso
         struct quantity_list l = {0};
         decode_list(d, o, op, &l, out);
         bool huge = false, cpu_mem = false;
-        for (size_t i = 0; i < l.n; i++) {
-                const char *name = l.items[i].name;
-                cleanup_free char *kp = path_key(lp, name);
-                validate_resource_name(d, kp, name);
-                validate_quantity_value(d, kp, name, &l.items[i].q);
-                huge |= is_hugepages(name);
-                cpu_mem |= strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
-        }
+        validate_limits(d, lp, &l, &huge, &cpu_mem);
         if (huge && !cpu_mem)
                 ferr_forbidden(d, op, "HugePages require cpu or memory");
         free(l.items);
