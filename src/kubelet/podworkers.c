@@ -9,6 +9,11 @@
 #include <time.h>
 
 #define PODWORKERS_STOP_TIMEOUT_S 2
+/* Kills wait out grace periods: when every thread is busy, a kill gets a
+ * thread of its own, up to this many beside the pool (upstream runs each
+ * pod's worker in a goroutine of its own); such a thread leaves when the
+ * queue is empty. */
+#define PODWORKERS_MAX_TRANSIENT 64
 
 /* One UID's state: in flight or not, and at most one pending work item. */
 struct pod_slot {
@@ -33,8 +38,12 @@ struct podworkers {
         struct pod_slot **slots;
         size_t n_slots, cap_slots;
         struct pod_slot *ready_head, *ready_tail;
+        size_t n_ready; /* on the ready queue */
+        int n_idle;     /* threads waiting for work */
         pthread_t *threads;
         int n_threads;
+        int n_transient; /* live transient threads (detached) */
+        pthread_cond_t transient_done;
 };
 
 void pod_work_clear(struct pod_work *w)
@@ -68,6 +77,9 @@ static void slot_remove(struct podworkers *pw, struct pod_slot *s)
         free(s);
 }
 
+static void *transient_thread(void *arg);
+
+/* Under the lock. */
 static void ready_push(struct podworkers *pw, struct pod_slot *s)
 {
         s->queued = true;
@@ -77,24 +89,43 @@ static void ready_push(struct podworkers *pw, struct pod_slot *s)
         else
                 pw->ready_head = s;
         pw->ready_tail = s;
+        pw->n_ready++;
         pthread_cond_signal(&pw->cond);
+        /* more work queued than threads waiting, and this is a kill: a
+         * thread for it rather than a wait behind grace periods */
+        if (s->pending.kind == POD_WORK_SYNC || pw->stopping || pw->n_ready <= (size_t)pw->n_idle ||
+            pw->n_transient >= PODWORKERS_MAX_TRANSIENT)
+                return;
+        pthread_attr_t attr;
+        pthread_t t;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, transient_thread, pw) == 0)
+                pw->n_transient++;
+        else
+                LOG_WARN("Failed to start a pod worker thread for a kill; it waits its turn");
+        pthread_attr_destroy(&attr);
 }
 
-static void *worker_thread(void *arg)
+/* Takes ready work until the pool stops (a transient thread: until the
+ * queue is empty).  Called and returns with the lock held. */
+static void run_worker(struct podworkers *pw, struct cri_client *cri, bool transient)
 {
-        struct podworkers *pw = arg;
-        struct cri_client *cri = cri_client_new(pw->endpoint, pw->timeout_ms);
-
-        pthread_mutex_lock(&pw->lock);
         for (;;) {
-                while (!pw->stopping && pw->ready_head == NULL)
+                while (!pw->stopping && pw->ready_head == NULL) {
+                        if (transient)
+                                return;
+                        pw->n_idle++;
                         pthread_cond_wait(&pw->cond, &pw->lock);
+                        pw->n_idle--;
+                }
                 if (pw->stopping)
-                        break;
+                        return;
                 struct pod_slot *s = pw->ready_head;
                 pw->ready_head = s->next_ready;
                 if (pw->ready_head == NULL)
                         pw->ready_tail = NULL;
+                pw->n_ready--;
                 s->queued = false;
                 struct pod_work w = s->pending;
                 memset(&s->pending, 0, sizeof(s->pending));
@@ -115,6 +146,27 @@ static void *worker_thread(void *arg)
                 else
                         slot_remove(pw, s);
         }
+}
+
+static void *worker_thread(void *arg)
+{
+        struct podworkers *pw = arg;
+        struct cri_client *cri = cri_client_new(pw->endpoint, pw->timeout_ms);
+        pthread_mutex_lock(&pw->lock);
+        run_worker(pw, cri, false);
+        pthread_mutex_unlock(&pw->lock);
+        cri_client_free(cri);
+        return NULL;
+}
+
+static void *transient_thread(void *arg)
+{
+        struct podworkers *pw = arg;
+        struct cri_client *cri = cri_client_new(pw->endpoint, pw->timeout_ms);
+        pthread_mutex_lock(&pw->lock);
+        run_worker(pw, cri, true);
+        pw->n_transient--;
+        pthread_cond_broadcast(&pw->transient_done);
         pthread_mutex_unlock(&pw->lock);
         cri_client_free(cri);
         return NULL;
@@ -126,6 +178,11 @@ struct podworkers *podworkers_new(int n_threads, const char *endpoint, int64_t t
         struct podworkers *pw = xcalloc(1, sizeof(*pw));
         pthread_mutex_init(&pw->lock, NULL);
         pthread_cond_init(&pw->cond, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_REALTIME);
+        pthread_cond_init(&pw->transient_done, &ca);
+        pthread_condattr_destroy(&ca);
         pw->fn = fn;
         pw->ctx = ctx;
         pw->endpoint = xstrdup(endpoint);
@@ -161,7 +218,14 @@ bool podworkers_free(struct podworkers *pw)
                         pthread_detach(pw->threads[i]);
                         all_joined = false;
                 }
-        if (!all_joined) {
+        /* the transient threads: detached, counted */
+        pthread_mutex_lock(&pw->lock);
+        while (pw->n_transient > 0 &&
+               pthread_cond_timedwait(&pw->transient_done, &pw->lock, &deadline) == 0)
+                ;
+        bool transient_left = pw->n_transient > 0;
+        pthread_mutex_unlock(&pw->lock);
+        if (!all_joined || transient_left) {
                 LOG_WARN("Pod workers still busy at shutdown; leaving them");
                 return false; /* their state stays allocated: they may still use it */
         }
@@ -176,6 +240,7 @@ bool podworkers_free(struct podworkers *pw)
         free(pw->endpoint);
         pthread_mutex_destroy(&pw->lock);
         pthread_cond_destroy(&pw->cond);
+        pthread_cond_destroy(&pw->transient_done);
         free(pw);
         return true;
 }

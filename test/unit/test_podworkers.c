@@ -10,6 +10,8 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,12 +135,96 @@ static void test_pods_run_in_parallel(void **state)
         podworkers_free(pw);
 }
 
+/* Every kill in flight at once blocks until all ten are: with a pool of
+ * two threads they get threads of their own (a kill waits out a grace
+ * period; upstream stops every pod at once).  Syncs keep to the pool. */
+struct gate {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int in_flight, max_in_flight, done;
+        bool open;
+};
+
+static void gate_fn(void *ctx, struct cri_client *cri, const struct pod_work *w)
+{
+        (void)cri;
+        (void)w;
+        struct gate *g = ctx;
+        pthread_mutex_lock(&g->lock);
+        g->in_flight++;
+        if (g->in_flight > g->max_in_flight)
+                g->max_in_flight = g->in_flight;
+        pthread_cond_broadcast(&g->cond);
+        while (!g->open)
+                pthread_cond_wait(&g->cond, &g->lock);
+        g->in_flight--;
+        g->done++;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+}
+
+/* Waits (at most 10 s) until the gate holds n in flight, or n are done. */
+static bool gate_wait(struct gate *g, int n, bool done)
+{
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 10;
+        pthread_mutex_lock(&g->lock);
+        int rc = 0;
+        while ((done ? g->done : g->in_flight) < n && rc == 0)
+                rc = pthread_cond_timedwait(&g->cond, &g->lock, &deadline);
+        bool ok = (done ? g->done : g->in_flight) >= n;
+        pthread_mutex_unlock(&g->lock);
+        return ok;
+}
+
+static void gate_open(struct gate *g)
+{
+        pthread_mutex_lock(&g->lock);
+        g->open = true;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+}
+
+static void test_kills_do_not_wait_for_each_other(void **state)
+{
+        (void)state;
+        struct gate g = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+        struct podworkers *pw = podworkers_new(2, "/nonexistent.sock", 1000, gate_fn, &g);
+        char uid[16];
+        for (int i = 0; i < 10; i++) {
+                snprintf(uid, sizeof(uid), "k%d", i);
+                submit(pw, uid, POD_WORK_KILL, "kill");
+        }
+        assert_true(gate_wait(&g, 10, false));
+        gate_open(&g);
+        assert_true(gate_wait(&g, 10, true));
+        assert_true(podworkers_free(pw));
+
+        /* syncs: two at a time, the pool's size */
+        struct gate s = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+        pw = podworkers_new(2, "/nonexistent.sock", 1000, gate_fn, &s);
+        for (int i = 0; i < 6; i++) {
+                snprintf(uid, sizeof(uid), "s%d", i);
+                submit(pw, uid, POD_WORK_SYNC, "sync");
+        }
+        assert_true(gate_wait(&s, 2, false));
+        usleep(100 * 1000); /* a third would have started by now */
+        pthread_mutex_lock(&s.lock);
+        assert_int_equal(s.max_in_flight, 2);
+        pthread_mutex_unlock(&s.lock);
+        gate_open(&s);
+        assert_true(gate_wait(&s, 6, true));
+        assert_true(podworkers_free(pw));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_newest_pending_replaces_older),
             cmocka_unit_test(test_kill_wins_over_sync),
             cmocka_unit_test(test_pods_run_in_parallel),
+            cmocka_unit_test(test_kills_do_not_wait_for_each_other),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
