@@ -223,13 +223,15 @@ static void decode_pod_security_context(struct dctx *d, json_t *spec, struct pod
         sc->has_run_as_group = get_int(d, o, p, "runAsGroup", 64, &sc->run_as_group);
         sc->has_run_as_non_root = get_bool(d, o, p, "runAsNonRoot", &sc->run_as_non_root);
         sc->has_fs_group = get_int(d, o, p, "fsGroup", 64, &sc->fs_group);
+        /* fsGroupChangePolicy: validated; upstream hands it only to the
+         * plugins of persistent volumes, which ckubelet refuses (emptyDir,
+         * configMap, secret, downwardAPI and projected get nil) */
         cleanup_free char *fs_policy = NULL;
-        if (get_string(d, o, p, "fsGroupChangePolicy", &fs_policy)) {
-                static const char *const policies[] = {"OnRootMismatch", "Always", NULL};
-                sc->fs_group_on_root_mismatch = str_eq(fs_policy, "OnRootMismatch");
-                if (!sc->fs_group_on_root_mismatch && !str_eq(fs_policy, "Always"))
-                        ferr_not_supported(d, "spec.securityContext.fsGroupChangePolicy", fs_policy,
-                                           policies);
+        if (get_string(d, o, p, "fsGroupChangePolicy", &fs_policy) &&
+            !str_eq(fs_policy, "OnRootMismatch") && !str_eq(fs_policy, "Always")) {
+                static const char *const policies[] = {"Always", "OnRootMismatch", NULL};
+                ferr_not_supported(d, "spec.securityContext.fsGroupChangePolicy", fs_policy,
+                                   policies);
         }
         json_t *groups = get_array(d, o, p, "supplementalGroups");
         if (groups) {
@@ -551,7 +553,7 @@ static void decode_spec(struct dctx *d, json_t *spec, struct pod *pod)
         pod->has_automount_service_account_token = get_bool(
             d, spec, p, "automountServiceAccountToken", &pod->automount_service_account_token);
         get_string(d, spec, p, "priorityClassName", &pod->priority_class_name);
-        get_int32(d, spec, p, "priority", &pod->priority);
+        pod->has_priority = get_int32(d, spec, p, "priority", &pod->priority);
         get_string(d, spec, p, "runtimeClassName", &pod->runtime_class_name);
         decode_overhead(d, spec, p, &pod->overhead, &pod->has_overhead);
         json_t *os = get_object(d, spec, p, "os");

@@ -302,10 +302,6 @@ struct pod_security_context {
         int64_t run_as_group;
         bool run_as_non_root;
         int64_t fs_group;
-        /* fsGroupChangePolicy OnRootMismatch: an emptyDir whose root has
-         * the group and modes already is not walked (Always, the default,
-         * walks it when it is set up) */
-        bool fs_group_on_root_mismatch;
         int64_t *supplemental_groups;
         size_t n_supplemental_groups;
         struct kv_list sysctls;
@@ -364,6 +360,7 @@ struct pod {
         struct pod_security_context security_context;
         char *priority_class_name;
         int32_t priority;
+        bool has_priority; /* spec.priority is set (upstream's *int32 not nil) */
         char *runtime_class_name;
         /* spec.overhead (what the RuntimeClass admission put there): added
          * to the pod's requests at admission and to its pod cgroup, and

@@ -159,29 +159,48 @@ void cm_pod_totals(const struct pod *pod, struct cm_pod_totals *out)
         }
 }
 
-/* upstream HugePageLimits of the pod's limits (overhead added to a size a
- * container limits): by page size; the other sizes get 0. */
-static void hugetlb_limits(const struct pod *pod, struct cgroup_resources *out)
+/* upstream HugePageLimits of the pod's requests (with its overhead): by page
+ * size, the names of one size ("hugepages-2Mi", "hugepages-2048Ki") summed;
+ * the other sizes get 0. */
+static void add_hugepage(struct cgroup_resources *out, const struct pod *pod, const char *name)
 {
         const size_t room = sizeof(out->hugetlb_limits) / sizeof(out->hugetlb_limits[0]);
-        for (size_t k = 0; k < pod->n_containers + pod->n_init_containers; k++) {
+        int64_t size = resource_hugepage_size(name);
+        if (size <= 0)
+                return;
+        int64_t v = ck_add_sat(pod_resource_effective(pod, false, resource_list_hugepages, name),
+                               resource_list_hugepages(&pod->overhead, name));
+        for (size_t i = 0; i < out->n_hugetlb_limits; i++)
+                if (out->hugetlb_limits[i].page_size == size) {
+                        out->hugetlb_limits[i].limit = ck_add_sat(out->hugetlb_limits[i].limit, v);
+                        return;
+                }
+        if (out->n_hugetlb_limits < room)
+                out->hugetlb_limits[out->n_hugetlb_limits++] =
+                    (struct cgroup_hugetlb_limit){.page_size = size, .limit = v};
+}
+
+static void hugetlb_limits(const struct pod *pod, struct cgroup_resources *out)
+{
+        /* each name once, wherever it appears first */
+        const char *seen[32];
+        size_t n_seen = 0;
+        size_t n_lists = pod->n_containers + pod->n_init_containers + 1;
+        for (size_t k = 0; k < n_lists; k++) {
                 const struct resource_list *l =
-                    k < pod->n_containers
-                        ? &pod->containers[k].resources.limits
-                        : &pod->init_containers[k - pod->n_containers].resources.limits;
+                    k < pod->n_containers ? &pod->containers[k].resources.requests
+                    : k < pod->n_containers + pod->n_init_containers
+                        ? &pod->init_containers[k - pod->n_containers].resources.requests
+                        : &pod->overhead;
                 for (size_t h = 0; h < l->n_hugepages; h++) {
                         const char *name = l->hugepages[h].name;
-                        int64_t size = resource_hugepage_size(name);
-                        bool seen = false;
-                        for (size_t i = 0; i < out->n_hugetlb_limits && !seen; i++)
-                                seen = out->hugetlb_limits[i].page_size == size;
-                        if (seen || size <= 0 || out->n_hugetlb_limits == room)
+                        bool dup = false;
+                        for (size_t i = 0; i < n_seen && !dup; i++)
+                                dup = strcmp(seen[i], name) == 0;
+                        if (dup || n_seen == sizeof(seen) / sizeof(seen[0]))
                                 continue;
-                        int64_t v = ck_add_sat(
-                            pod_resource_effective(pod, true, resource_list_hugepages, name),
-                            resource_list_hugepages(&pod->overhead, name));
-                        out->hugetlb_limits[out->n_hugetlb_limits++] =
-                            (struct cgroup_hugetlb_limit){.page_size = size, .limit = v};
+                        seen[n_seen++] = name;
+                        add_hugepage(out, pod, name);
                 }
         }
 }

@@ -31,8 +31,8 @@ static int claim_name(const struct pod *pod, const json_t *pc, const char **name
         const char *pc_name = str_at(pc, "name");
         if (str_at(pc, "resourceClaimTemplateName") == NULL)
                 return ck_error_make(err, 0,
-                                     "pod \"%s/%s\", spec.resourceClaim \"%s\": cannot determine "
-                                     "ResourceClaim name, API unsupported",
+                                     "pod \"%s/%s\", spec.resourceClaim \"%s\": none of the "
+                                     "supported fields are set",
                                      pod->namespace, pod->name, pc_name ? pc_name : "");
         size_t i;
         const json_t *st;

@@ -391,22 +391,22 @@ static bool smaller_request(const struct pod *a, const struct pod *b)
 /* upstream getPodsToPreemptByDistance: from pods (n, reordered), the pod
  * closest to what is still needed, then again, until nothing is; appended
  * to out.  -1 when the pods run out first. */
-static int by_distance(const struct pod **pods, size_t n, struct reqs need, const struct pod **out,
+static int by_distance(const struct pod **pods, size_t n, struct reqs *need, const struct pod **out,
                        size_t *n_out)
 {
-        while (need.n > 0) {
+        while (need->n > 0) {
                 if (n == 0)
-                        return -1;
-                double best = (double)need.n + 1;
+                        return -1; /* *need: what is still needed */
+                double best = (double)need->n + 1;
                 size_t bi = 0;
                 for (size_t i = 0; i < n; i++) {
-                        double d = reqs_distance(&need, pods[i]);
+                        double d = reqs_distance(need, pods[i]);
                         if (d < best || (d == best && smaller_request(pods[i], pods[bi]))) {
                                 best = d;
                                 bi = i;
                         }
                 }
-                need = reqs_subtract(&need, &pods[bi], 1);
+                *need = reqs_subtract(need, &pods[bi], 1);
                 out[(*n_out)++] = pods[bi];
                 pods[bi] = pods[--n];
         }
@@ -414,10 +414,21 @@ static int by_distance(const struct pod **pods, size_t n, struct reqs need, cons
 }
 
 /* upstream Preemptable: a critical pod over a non-critical one, else the
- * higher priority */
+ * higher priority when both have one */
 static bool preemptable(const struct pod *by, const struct pod *p)
 {
-        return (pod_is_critical(by) && !pod_is_critical(p)) || by->priority > p->priority;
+        if (pod_is_critical(by) && !pod_is_critical(p))
+                return true;
+        return by->has_priority && p->has_priority && by->priority > p->priority;
+}
+
+void admission_shortfalls_string(const struct admission_shortfall *s, size_t n, char *buf,
+                                 size_t len)
+{
+        struct reqs r = {.n = 0};
+        for (size_t k = 0; k < n && k < ADMISSION_MAX_SHORTFALLS; k++)
+                r.r[r.n++] = s[k];
+        reqs_string(&r, buf, len);
 }
 
 int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, size_t n_active,
@@ -469,20 +480,30 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
          * one gone; the burstable ones with every besteffort one and those;
          * the besteffort ones with those two */
         struct reqs r = reqs_subtract(&need, all, n_be + n_bu);
-        if (by_distance(gu, n_gu, r, g_ev, &n_g) < 0)
-                goto none;
-        memcpy(tmp, be, n_be * sizeof(*tmp));
-        memcpy(tmp + n_be, g_ev, n_g * sizeof(*tmp));
-        n_tmp = n_be + n_g;
-        r = reqs_subtract(&need, tmp, n_tmp);
-        if (by_distance(bu, n_bu, r, b_ev, &n_b) < 0)
-                goto none;
-        memcpy(tmp, b_ev, n_b * sizeof(*tmp));
-        memcpy(tmp + n_b, g_ev, n_g * sizeof(*tmp));
-        n_tmp = n_b + n_g;
-        r = reqs_subtract(&need, tmp, n_tmp);
-        if (by_distance(be, n_be, r, e_ev, &n_e) < 0)
-                goto none;
+        bool found = by_distance(gu, n_gu, &r, g_ev, &n_g) == 0;
+        if (found) {
+                memcpy(tmp, be, n_be * sizeof(*tmp));
+                memcpy(tmp + n_be, g_ev, n_g * sizeof(*tmp));
+                n_tmp = n_be + n_g;
+                r = reqs_subtract(&need, tmp, n_tmp);
+                found = by_distance(bu, n_bu, &r, b_ev, &n_b) == 0;
+        }
+        if (found) {
+                memcpy(tmp, b_ev, n_b * sizeof(*tmp));
+                memcpy(tmp + n_b, g_ev, n_g * sizeof(*tmp));
+                n_tmp = n_b + n_g;
+                r = reqs_subtract(&need, tmp, n_tmp);
+                found = by_distance(be, n_be, &r, e_ev, &n_e) == 0;
+        }
+        if (!found) {
+                /* not when all of them cover the need; said as upstream,
+                 * with what was still needed */
+                char list[400];
+                reqs_string(&r, list, sizeof(list));
+                snprintf(why, why_len, "no set of running pods found to reclaim resources: %s",
+                         list);
+                goto out;
+        }
         for (size_t i = 0; i < n_e; i++)
                 victims[n_v++] = e_ev[i];
         for (size_t i = 0; i < n_b; i++)
@@ -490,13 +511,6 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
         for (size_t i = 0; i < n_g; i++)
                 victims[n_v++] = g_ev[i];
         ret = (int)n_v;
-        goto out;
-none : {
-        /* not when all of them cover the need; said as upstream would */
-        char list[400];
-        reqs_string(&need, list, sizeof(list));
-        snprintf(why, why_len, "no set of running pods found to reclaim resources: %s", list);
-}
 out:
         free(be);
         free(bu);

@@ -97,6 +97,11 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
                               const struct admission_shortfall *s, size_t n_s,
                               const struct pod **victims, char *why, size_t why_len);
 
+/* Shortfalls as upstream's admissionRequirementList.toString:
+ * "[(res: cpu, q: 500), ]". */
+void admission_shortfalls_string(const struct admission_shortfall *s, size_t n, char *buf,
+                                 size_t len);
+
 /* Whether the host enforces AppArmor: /sys/module/apparmor/parameters/
  * enabled says "Y" (runc's apparmor.IsEnabled). */
 bool admission_apparmor_enabled(void);

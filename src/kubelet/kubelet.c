@@ -14,7 +14,6 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
-#include "util/strset.h"
 #include "util/xalloc.h"
 #include "volume/volume.h"
 
@@ -464,10 +463,12 @@ static int preempt(void *ctx, const struct pod *pod, const struct admission_shor
                         continue; /* on its way out already */
                 event_emit_pod(pc->kl->recorder, r->pod, NULL, EVENT_WARNING, KL_PREEMPT_REASON,
                                "%s", KL_PREEMPT_MESSAGE);
+                char list[400];
+                admission_shortfalls_string(s, n, list, sizeof(list));
                 LOG_INFO(2, "Preempting pod to free up resources",
-                         "pod=\"%s\" podUID=\"%s\" insufficientResource=\"%s\" "
+                         "pod=\"%s\" podUID=\"%s\" insufficientResources=\"%s\" "
                          "requestingPod=\"%s\"",
-                         pod_full_name(v), v->uid, s[0].name, pod_full_name(pod));
+                         pod_full_name(v), v->uid, list, pod_full_name(pod));
                 struct kl_event ev = {.uid = (char *)v->uid,
                                       .reason = KL_PREEMPT_REASON,
                                       .message = xstrdup(KL_PREEMPT_MESSAGE),
@@ -1107,7 +1108,6 @@ static void housekeeping(struct kubelet *kl)
                 uids_known[i] = kl->loop.records[i].pod->uid;
         alloc_state_retain(kl->allocated, uids_known, kl->loop.n_records);
         alloc_state_retain(kl->actuated, uids_known, kl->loop.n_records);
-        strset_retain(kl->volumes_set_up, uids_known, kl->loop.n_records);
         free(uids_known);
         for (size_t i = 0; i < kl->loop.n_runtime_uids; i++) {
                 struct kl_runtime_uid *u = &kl->loop.runtime_uids[i];
@@ -1332,7 +1332,6 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         kl->status = status_store_new();
         kl->pod_cache = pod_cache_new();
         kl->mount_backoff = backoff_new(MOUNT_RETRY_INITIAL_MS, SYNC_ERROR_BACKOFF_MS);
-        kl->volumes_set_up = strset_new();
         kl->runtime_name = xstrdup("containerd");
         kl->node_ip = xstrdup(cfg->node_ip);
         if (parse_eviction_config(cfg, &kl->eviction_cfg, err) < 0) {
@@ -1834,7 +1833,6 @@ int kubelet_run(struct kubelet *kl, ck_error_t *err)
             .kube = kl->kube,
             .recorder = kl->recorder,
             .mount_backoff = kl->mount_backoff,
-            .volumes_set_up = kl->volumes_set_up,
             .runtime_state = kl->runtime_state,
             .pod_cache = kl->pod_cache,
             .runtime_name = kl->runtime_name,
@@ -1929,7 +1927,6 @@ bool kubelet_free(struct kubelet *kl)
         status_store_free(kl->status);
         pod_cache_free(kl->pod_cache);
         backoff_free(kl->mount_backoff);
-        strset_free(kl->volumes_set_up);
         free(kl->runtime_name);
         free(kl->node_ip);
         runtime_state_free(kl->runtime_state);

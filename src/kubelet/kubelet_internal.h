@@ -150,9 +150,6 @@ struct kl_sync_deps {
          * to 10 s (upstream's volume manager retries from 500 ms; a
          * TokenRequest right after a pod's creation may not find it yet) */
         struct backoff *mount_backoff;
-        /* the UIDs of the pods whose volumes were set up in this process
-         * (fsGroup is applied to an emptyDir at its first setup) */
-        struct strset *volumes_set_up;
         struct runtime_state *runtime_state;
         /* each pod's runtime status as its last sync left it */
         struct pod_cache *pod_cache;
@@ -264,7 +261,6 @@ struct kubelet {
         bool apparmor_enabled; /* the host enforces AppArmor (read at start) */
 
         struct backoff *mount_backoff;       /* see kl_sync_deps */
-        struct strset *volumes_set_up;       /* see kl_sync_deps */
         struct runtime_state *runtime_state; /* the runtime's readiness (CRI Status) */
         struct pod_cache *pod_cache;         /* see kl_sync_deps */
         /* the in-place resize checkpoints under the root directory */

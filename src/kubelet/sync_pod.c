@@ -9,7 +9,6 @@
 #include "kubelet/kubelet_internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "status/generate.h"
-#include "util/strset.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -431,9 +430,7 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
         }
         /* f, g: directories and volumes. */
         if (volume_make_pod_dirs(d->cfg->root_dir, pod, err) < 0 ||
-            volume_mount_pod_volumes(d->cfg->root_dir, pod, d->kube,
-                                     !strset_contains(d->volumes_set_up, pod->uid), &volume_paths,
-                                     err) < 0) {
+            volume_mount_pod_volumes(d->cfg->root_dir, pod, d->kube, &volume_paths, err) < 0) {
                 event_emit_pod(d->recorder, pod, NULL, EVENT_WARNING, "FailedMount",
                                "MountVolume.SetUp failed for %s", ck_error_msg(*err));
                 ck_error_wrap(err, "mount volumes");
@@ -443,7 +440,6 @@ static int sync_pod(struct kl_sync_deps *d, struct cri_client *cri, struct pod *
                 goto out;
         }
         backoff_reset(d->mount_backoff, pod->uid);
-        strset_add(d->volumes_set_up, pod->uid);
         /* h: pull secrets are read through ctx.kube when a pull is due.
          * i: the runtime, which also restarts the containers whose
          * liveness probe failed. */

@@ -52,28 +52,44 @@ static int mount_tmpfs(int fd, const char *path, const struct volume *v, ck_erro
                              path);
 }
 
-/* fsGroup (upstream SetVolumeOwnership, when the volume is set up): the
- * root and, unless fsGroupChangePolicy is OnRootMismatch and the root is
- * right already, everything below it: group fsGroup, group rw (and x and
- * setgid on directories). */
-static int apply_fs_group(int fd, const char *path, const struct pod_security_context *psc,
-                          ck_error_t *err)
+/* upstream's readiness file of an emptyDir:
+ * <pod>/plugins/kubernetes.io~empty-dir/<name>/ready, written once the
+ * volume is set up; its ownership is applied only before that. */
+static char *ready_path(const char *pod_dir, const char *name)
 {
-        gid_t gid = (gid_t)psc->fs_group;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return ck_error_make(err, errno, "stat `%s`", path);
-        if (psc->fs_group_on_root_mismatch && !volume_ownership_needed(&st, gid, false)) {
-                LOG_INFO(3, "Skipping permission and ownership change for volume", "path=\"%s\"",
-                         path);
-                return 0;
-        }
-        return volume_set_ownership(fd, path, gid, false, err);
+        return xasprintf("%s/plugins/" VOLUME_EMPTY_DIR_PLUGIN "/%s/ready", pod_dir, name);
 }
 
-int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struct pod *pod,
-                           const struct volume *v, bool set_ownership, char **path, ck_error_t *err)
+static bool is_ready(const char *pod_dir, const char *name)
 {
+        cleanup_free char *p = ready_path(pod_dir, name);
+        struct stat st;
+        return lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int set_ready(const char *pod_dir, const char *name, ck_error_t *err)
+{
+        cleanup_free char *p = ready_path(pod_dir, name);
+        cleanup_free char *dir =
+            xasprintf("%s/plugins/" VOLUME_EMPTY_DIR_PLUGIN "/%s", pod_dir, name);
+        if (fs_mkdir_p(dir, 0750, err) < 0)
+                return -1;
+        int fd = TEMP_FAILURE_RETRY_INT(open(p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (fd < 0)
+                return ck_error_make(err, errno, "create `%s`", p);
+        close(fd);
+        return 0;
+}
+
+int volume_empty_dir_setup(const struct volume_ctx *vc, const struct volume *v, char **path,
+                           ck_error_t *err)
+{
+        int volumes_fd = vc->volumes_fd;
+        const char *volumes_path = vc->volumes_path;
+        const struct pod *pod = vc->pod;
+        /* set up before (upstream IsReady): its ownership stands, whatever
+         * its containers made of it */
+        bool ready = is_ready(vc->pod_dir, v->name);
         bool memory = v->medium != NULL && strcmp(v->medium, "Memory") == 0;
         if (v->medium != NULL && *v->medium != '\0' && !memory)
                 return ck_error_make(err, 0, "unknown storage medium \"%s\"", v->medium);
@@ -95,6 +111,7 @@ int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struc
         if ((st.st_mode & 0777) != EMPTY_DIR_MODE && fchmod(fd, EMPTY_DIR_MODE) < 0)
                 return ck_error_make(err, errno, "chmod `%s`", dir);
         if (memory && !is_tmpfs_mount(plugin_fd, fd)) {
+                ready = false; /* a new tmpfs (after a reboot): set up anew */
                 if (mount_tmpfs(fd, dir, v, err) < 0)
                         return -1;
                 LOG_INFO(3, "Mounted tmpfs for an emptyDir volume", "podUID=\"%s\" volume=\"%s\"",
@@ -106,9 +123,21 @@ int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struc
                 if (fd < 0)
                         return ck_error_make(err, errno, "open `%s`", dir);
         }
-        if (set_ownership && pod->security_context.has_fs_group &&
-            apply_fs_group(fd, dir, &pod->security_context, err) < 0)
-                return ck_error_wrap(err, "fsGroup %" PRId64, pod->security_context.fs_group);
+        if (!ready) {
+                /* upstream SetUpAt: the pod's fsGroup (its change policy is
+                 * not passed: emptyDirs are always done whole), a failure
+                 * ignored; then the readiness file */
+                if (pod->security_context.has_fs_group) {
+                        cleanup_error ck_error_t e = NULL;
+                        if (volume_set_ownership(fd, dir, (gid_t)pod->security_context.fs_group,
+                                                 false, &e) < 0)
+                                LOG_ERROR("Failed to set the fsGroup of an emptyDir volume",
+                                          "podUID=\"%s\" volume=\"%s\" err=\"%s\"", pod->uid,
+                                          v->name, ck_error_msg(e));
+                }
+                if (set_ready(vc->pod_dir, v->name, err) < 0)
+                        return ck_error_wrap(err, "emptyDir %s", v->name);
+        }
         *path = dir;
         dir = NULL;
         return 0;

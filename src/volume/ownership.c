@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,17 +30,28 @@ static mode_t mask_of(const struct stat *st, bool read_only)
 }
 
 /* upstream changeFilePermission on `name` of dir_fd: a failure is logged,
- * as upstream, and the walk goes on. */
+ * as upstream, and the walk goes on.  The mode is set through an O_PATH
+ * descriptor of the entry seen by lstat, never through its name: a
+ * container swapping it for a link meanwhile cannot send the chmod out of
+ * the volume. */
 static void own_entry(int dir_fd, const char *dir_path, const char *name, const struct stat *st,
                       gid_t gid, bool read_only)
 {
-        if (fchownat(dir_fd, name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0)
+        if (fchownat(dir_fd, name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
                 LOG_ERROR("Lchown failed", "path=\"%s/%s\" err=\"%s\"", dir_path, name,
                           strerror(errno));
-        /* a link's mode means nothing; chmod would reach its target */
+        /* a link's mode means nothing */
         if (S_ISLNK(st->st_mode))
                 return;
-        if (fchmodat(dir_fd, name, (st->st_mode & 07777) | mask_of(st, read_only), 0) < 0)
+        cleanup_close int fd =
+            TEMP_FAILURE_RETRY_INT(openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        struct stat now;
+        if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev ||
+            S_ISLNK(now.st_mode))
+                return; /* gone or replaced meanwhile */
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (chmod(proc, (now.st_mode & 07777) | mask_of(&now, read_only)) < 0)
                 LOG_ERROR("chmod failed", "path=\"%s/%s\" err=\"%s\"", dir_path, name,
                           strerror(errno));
 }
@@ -63,6 +75,8 @@ static int own_tree(int fd, const char *path, gid_t gid, bool read_only, ck_erro
                         continue;
                 struct stat st;
                 if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* removed meanwhile */
                         ret = ck_error_make(err, errno, "lstat `%s/%s`", path, e->d_name);
                         break;
                 }
@@ -72,18 +86,13 @@ static int own_tree(int fd, const char *path, gid_t gid, bool read_only, ck_erro
                 cleanup_free char *sub = xasprintf("%s/%s", path, e->d_name);
                 cleanup_close int sub_fd = TEMP_FAILURE_RETRY_INT(
                     openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (sub_fd < 0 && errno == ENOENT)
+                        continue;
                 ret = sub_fd < 0 ? ck_error_make(err, errno, "open `%s`", sub)
                                  : own_tree(sub_fd, sub, gid, read_only, err);
         }
         closedir(d);
         return ret;
-}
-
-bool volume_ownership_needed(const struct stat *root, gid_t gid, bool read_only)
-{
-        mode_t want = (read_only ? RO_MASK : RW_MASK) | EXEC_MASK;
-        return root->st_gid != gid || !S_ISDIR(root->st_mode) || (root->st_mode & want) != want ||
-               !(root->st_mode & S_ISGID);
 }
 
 int volume_set_ownership(int fd, const char *path, gid_t gid, bool read_only, ck_error_t *err)

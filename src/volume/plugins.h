@@ -145,16 +145,12 @@ int volume_mkdir_open(int dirfd, const char *dir_path, const char *name, mode_t 
  * chown or chmod below the root is logged and the walk goes on, as
  * upstream; an unreadable directory is an error. */
 int volume_set_ownership(int fd, const char *path, gid_t gid, bool read_only, ck_error_t *err);
-/* upstream requiresPermissionChange: the root lacks the group, the modes
- * or setgid (fsGroupChangePolicy OnRootMismatch walks only then). */
-bool volume_ownership_needed(const struct stat *root, gid_t gid, bool read_only);
 
-/* Sets up an emptyDir under the pod's volumes directory (fd and path) and
- * returns its host path (new string) in *path.  Idempotent.  set_ownership:
- * the first setup in this process (upstream's SetUp), which applies the
- * pod's fsGroup to the volume as its fsGroupChangePolicy says. */
-int volume_empty_dir_setup(int volumes_fd, const char *volumes_path, const struct pod *pod,
-                           const struct volume *v, bool set_ownership, char **path,
+/* Sets up an emptyDir under the pod's volumes directory and returns its
+ * host path (new string) in *path.  Idempotent: the pod's fsGroup is
+ * applied once, before upstream's readiness file is written (again only
+ * for a Memory volume whose tmpfs is gone). */
+int volume_empty_dir_setup(const struct volume_ctx *vc, const struct volume *v, char **path,
                            ck_error_t *err);
 
 /* Checks (and for the ...OrCreate types creates) a hostPath; *path is the

@@ -34,12 +34,10 @@ int volume_make_pod_dirs(const char *root_dir, const struct pod *pod, ck_error_t
  * it on every sync: changed configMaps / secrets / pod fields are rewritten
  * (updates reach running pods) and tokens refreshed.  A volume set up before
  * whose payload cannot be built now (apiserver away, object deleted) keeps
- * its content and is not an error (a warning is logged).  first_setup: the
- * pod's first setup in this process (upstream's volume manager mounts once,
- * and again after a restart): only then is fsGroup applied to emptyDirs. */
+ * its content and is not an error (a warning is logged). */
 int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod,
-                             const struct kube_objects *kube, bool first_setup,
-                             struct kv_list *paths, ck_error_t *err);
+                             const struct kube_objects *kube, struct kv_list *paths,
+                             ck_error_t *err);
 
 /* Unmounts tmpfs volumes and removes <root>/pods/<uid> entirely.  Never
  * follows a symlink out of the pod directory; never recurses into a mount

@@ -17,8 +17,7 @@ static int setup_volume(const struct volume_ctx *vc, const struct volume *v, cha
                 return -1;
         switch (v->kind) {
         case VOLUME_EMPTY_DIR:
-                return volume_empty_dir_setup(vc->volumes_fd, vc->volumes_path, vc->pod, v,
-                                              vc->first_setup, path, err);
+                return volume_empty_dir_setup(vc, v, path, err);
         case VOLUME_HOST_PATH:
                 return volume_host_path_setup(v, path, err);
         case VOLUME_CONFIG_MAP:
@@ -33,8 +32,8 @@ static int setup_volume(const struct volume_ctx *vc, const struct volume *v, cha
 }
 
 int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod,
-                             const struct kube_objects *kube, bool first_setup,
-                             struct kv_list *paths, ck_error_t *err)
+                             const struct kube_objects *kube, struct kv_list *paths,
+                             ck_error_t *err)
 {
         paths->items = NULL;
         paths->n = 0;
@@ -53,7 +52,6 @@ int volume_mount_pod_volumes(const char *root_dir, const struct pod *pod,
             .volumes_path = volumes_path,
             .pod = pod,
             .kube = kube,
-            .first_setup = first_setup,
         };
         for (size_t i = 0; i < pod->n_volumes; i++) {
                 const struct volume *v = &pod->volumes[i];

@@ -579,7 +579,29 @@ static void test_critical_pod_preemption(void **state)
         assert_string_equal(r.reason, "NodeAffinity");
         assert_int_equal(p.calls, 0);
 
-        struct pod *all[] = {be, bu, gu, crit, plain, huge, tiny, both, picky};
+        /* between static pods, priority decides only when both have one
+         * (upstream Preemptable) */
+        struct pod *noprio = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: np}\n"
+                                           "spec:\n  containers: [{name: c, image: b:1}]\n");
+        struct pod *prio0 = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p0}\n"
+                                          "spec:\n  priority: 0\n"
+                                          "  containers: [{name: c, image: b:1}]\n");
+        struct pod *high = test_pod_yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: hi}\n"
+                                         "spec:\n  priority: 1000\n"
+                                         "  containers: [{name: c, image: b:1}]\n");
+        struct pod *statics[] = {noprio};
+        p.active = statics;
+        p.n_active = 1;
+        n.max_pods = 1;
+        admission_check(high, statics, 1, &n, &r);
+        assert_false(r.admit);
+        assert_string_equal(r.reason, "UnexpectedAdmissionError");
+        statics[0] = prio0;
+        admission_check(high, statics, 1, &n, &r);
+        assert_true(r.admit);
+        assert_ptr_equal(p.victims[0], prio0);
+
+        struct pod *all[] = {be, bu, gu, crit, plain, huge, tiny, both, picky, noprio, prio0, high};
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
                 pod_unref(all[i]);
 }

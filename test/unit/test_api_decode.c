@@ -350,7 +350,7 @@ static void test_validation_errors(void **state)
             {META "spec: []\n", "spec: Invalid value: []: must be an object"},
             {META "spec: {securityContext: {fsGroupChangePolicy: Sometimes}, " ONE "}\n",
              "spec.securityContext.fsGroupChangePolicy: Unsupported value: \"Sometimes\": "
-             "supported values: \"OnRootMismatch\", \"Always\""},
+             "supported values: \"Always\", \"OnRootMismatch\""},
             /* spec.overhead: validated as container limits (upstream's path) */
             {META "spec: {overhead: {cpu: '-1'}, " ONE "}\n",
              "spec.overhead.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to "
@@ -921,7 +921,6 @@ static void test_extended_resources(void **state)
             resource_list_hugepages(&p->containers[0].resources.requests, "hugepages-2Mi"),
             4 << 20);
         assert_int_equal(resource_list_extended(lim, "hugepages-2Mi"), 0);
-        assert_true(p->security_context.fs_group_on_root_mismatch);
         assert_true(p->has_overhead);
         assert_int_equal(p->overhead.cpu_milli, 250);
         assert_int_equal(p->overhead.memory, 64 << 20);

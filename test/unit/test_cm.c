@@ -530,8 +530,11 @@ static void test_overhead_and_hugetlb(void **state)
         struct cm *cm = new_cm(t, "/ck");
         struct container g[] = {ctr("a", 500, 128 * MI, 500, 128 * MI)};
         struct resource_count huge = {.name = (char *)"hugepages-2Mi", .value = 4 * MI};
+        /* as decoded: the limit defaults the request */
         g[0].resources.limits.hugepages = &huge;
         g[0].resources.limits.n_hugepages = 1;
+        g[0].resources.requests.hugepages = &huge;
+        g[0].resources.requests.n_hugepages = 1;
         struct pod p = mkpod("o1", g, 1);
         p.has_overhead = true;
         p.overhead = (struct resource_list){
@@ -546,12 +549,36 @@ static void test_overhead_and_hugetlb(void **state)
         assert_value(t, "ck/kubepods/podo1/memory.max", "201326592"); /* 128Mi + 64Mi */
         int64_t sizes[16];
         size_t n = cm_hugepage_sizes(sizes, ARRAY_SIZE(sizes));
+        if (n == 0)
+                fail_msg("this host lists no huge page sizes (/sys/kernel/mm/hugepages)");
         for (size_t i = 0; i < n; i++) {
                 char name[16];
                 cm_hugepage_name(sizes[i], name, sizeof(name));
                 cleanup_free char *rel = xasprintf("ck/kubepods/podo1/hugetlb.%s.max", name);
                 assert_value(t, rel, sizes[i] == 2 * MI ? "4194304" : "0");
         }
+        /* two names of one size are summed, the overhead's added */
+        struct container g2[] = {ctr("a", 100, 32 * MI, 100, 32 * MI),
+                                 ctr("b", 100, 32 * MI, 100, 32 * MI)};
+        struct resource_count h_mi = {.name = (char *)"hugepages-2Mi", .value = 2 * MI};
+        struct resource_count h_ki = {.name = (char *)"hugepages-2048Ki", .value = 4 * MI};
+        struct resource_count h_over = {.name = (char *)"hugepages-2Mi", .value = 2 * MI};
+        g2[0].resources.requests.hugepages = g2[0].resources.limits.hugepages = &h_mi;
+        g2[0].resources.requests.n_hugepages = g2[0].resources.limits.n_hugepages = 1;
+        g2[1].resources.requests.hugepages = g2[1].resources.limits.hugepages = &h_ki;
+        g2[1].resources.requests.n_hugepages = g2[1].resources.limits.n_hugepages = 1;
+        struct pod p2 = mkpod("o3", g2, 2);
+        p2.has_overhead = true;
+        p2.overhead = (struct resource_list){
+            .has_cpu = true, .cpu_milli = 10, .hugepages = &h_over, .n_hugepages = 1};
+        cleanup_free char *p2p = ensure(cm, &p2);
+        for (size_t i = 0; i < n; i++) {
+                char name[16];
+                cm_hugepage_name(sizes[i], name, sizeof(name));
+                cleanup_free char *rel = xasprintf("ck/kubepods/podo3/hugetlb.%s.max", name);
+                assert_value(t, rel, sizes[i] == 2 * MI ? "8388608" : "0");
+        }
+
         /* a burstable pod without a memory limit: the overhead raises only
          * its requests */
         struct container b[] = {ctr("a", 100, 64 * MI, 200, UNSET)};

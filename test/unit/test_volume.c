@@ -137,7 +137,7 @@ static void test_empty_dir_on_disk(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         cleanup_free char *want =
             xasprintf("%s/pods/" UID "/volumes/kubernetes.io~empty-dir/cache", f->root);
         assert_string_equal(path_of(&paths, "cache"), want);
@@ -149,7 +149,7 @@ static void test_empty_dir_on_disk(void **state)
         /* idempotent: data written in between survives */
         cleanup_free char *file = xasprintf("%s/data", want);
         assert_int_equal(fs_write_file_atomic(file, "x", 1, 0644, &err), 0);
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         assert_int_equal(access(file, F_OK), 0);
         kv_list_release(&paths);
 }
@@ -165,7 +165,7 @@ static void test_empty_dir_fs_group(void **state)
         pod.security_context.fs_group = 1234;
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         struct stat st;
         assert_int_equal(stat(path_of(&paths, "shared"), &st), 0);
         assert_int_equal(st.st_gid, 1234);
@@ -185,24 +185,21 @@ static void test_empty_dir_fs_group(void **state)
         assert_int_equal(chown(file, 0, 5), 0);
         kv_list_release(&paths);
 
-        /* a later sync in this process: nothing is walked */
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, false, &paths, &err), 0);
+        /* set up again (a later sync, or a restarted kubelet: upstream's
+         * readiness file is there): what the containers did stands */
+        cleanup_free char *ready =
+            xasprintf("%s/pods/" UID "/plugins/kubernetes.io~empty-dir/shared/ready", f->root);
+        assert_int_equal(access(ready, F_OK), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         assert_int_equal(stat(file, &st), 0);
         assert_int_equal(st.st_gid, 5);
         kv_list_release(&paths);
 
-        /* OnRootMismatch with the root right: nothing below is changed */
-        pod.security_context.fs_group_on_root_mismatch = true;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
-        assert_int_equal(stat(file, &st), 0);
-        assert_int_equal(st.st_gid, 5);
-        kv_list_release(&paths);
-
-        /* Always (a restarted kubelet's first setup): everything below gets
-         * the group, group rw, directories x and setgid; the link itself is
+        /* not ready (set up but never marked): everything below gets the
+         * group, group rw, directories x and setgid; the link itself is
          * regrouped, what it points to is not */
-        pod.security_context.fs_group_on_root_mismatch = false;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(unlink(ready), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         assert_int_equal(stat(file, &st), 0);
         assert_int_equal(st.st_gid, 1234);
         assert_int_equal(st.st_mode & 07777, 0660);
@@ -214,15 +211,7 @@ static void test_empty_dir_fs_group(void **state)
         assert_int_equal(stat(outside, &st), 0);
         assert_int_equal(st.st_gid, 0);
         assert_int_equal(st.st_mode & 07777, 0600);
-        kv_list_release(&paths);
-
-        /* OnRootMismatch with the root's group changed: walked again */
-        assert_int_equal(chown(root, 0, 0), 0);
-        assert_int_equal(chown(file, 0, 5), 0);
-        pod.security_context.fs_group_on_root_mismatch = true;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
-        assert_int_equal(stat(file, &st), 0);
-        assert_int_equal(st.st_gid, 1234);
+        assert_int_equal(access(ready, F_OK), 0);
         kv_list_release(&paths);
 }
 
@@ -265,7 +254,7 @@ static void test_host_path_types(void **state)
         };
         struct pod pod = mkpod(vols, ARRAY_SIZE(vols));
         struct kv_list paths = {0};
-        if (volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         close(s);
         assert_string_equal(path_of(&paths, "d"), mkdir_path);
@@ -286,7 +275,7 @@ static char *one_volume_error(const char *root, struct volume v)
         struct pod pod = mkpod(&v, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(root, &pod, NULL, true, &paths, &err) == 0) {
+        if (volume_mount_pod_volumes(root, &pod, NULL, &paths, &err) == 0) {
                 kv_list_release(&paths);
                 return NULL;
         }
@@ -365,7 +354,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         struct pod pod = mkpod(vols, 2);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        if (volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err) < 0)
+        if (volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err) < 0)
                 fail_msg("%s", ck_error_msg(err));
         cleanup_free char *shm = realpath(path_of(&paths, "shm"), NULL);
         assert_non_null(shm);
@@ -376,7 +365,7 @@ static void test_empty_dir_memory_and_cleanup(void **state)
         kv_list_release(&paths);
 
         /* idempotent: not mounted twice */
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         kv_list_release(&paths);
         assert_int_equal(tmpfs_mounts_at(shm, NULL), 1);
 
@@ -410,7 +399,7 @@ static void test_cleanup_refuses_foreign_mount(void **state)
         struct pod pod = mkpod(vols, 1);
         struct kv_list paths = {0};
         ck_error_t err = NULL;
-        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, true, &paths, &err), 0);
+        assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
         cleanup_free char *target = xstrdup(path_of(&paths, "v"));
         kv_list_release(&paths);
         cleanup_free char *precious = xasprintf("%s/precious", f->root);

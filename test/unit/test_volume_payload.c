@@ -161,8 +161,7 @@ static char *mount_all(struct fixture *f, const struct kube_objects *kube, struc
 {
         ck_error_t err = NULL;
         struct kv_list local = {0};
-        if (volume_mount_pod_volumes(f->root, f->pod, kube, true, paths ? paths : &local, &err) <
-            0) {
+        if (volume_mount_pod_volumes(f->root, f->pod, kube, paths ? paths : &local, &err) < 0) {
                 char *msg = xstrdup(ck_error_msg(err));
                 ck_error_release(&err);
                 return msg;
