@@ -102,6 +102,9 @@ struct kubelet_config {
         int64_t shutdown_grace_period_critical_pods_ms;
         struct kcfg_shutdown_priority *shutdown_by_priority;
         size_t n_shutdown_by_priority;
+        /* userNamespaces.idsPerPod: the host IDs of a hostUsers: false pod's
+         * user namespace (src/userns); 0: unset, upstream's 65536 */
+        int64_t userns_ids_per_pod;
         /* --volume-stats-agg-period / volumeStatsAggPeriod, 1m (negative:
          * no volume stats) */
         int64_t volume_stats_agg_period_ms;

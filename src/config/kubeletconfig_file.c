@@ -433,6 +433,24 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
                 return decode_shutdown_by_priority(d, v, err);
         if (strcmp(key, "authentication") == 0 || strcmp(key, "authorization") == 0)
                 return decode_nested(d, key, v, err);
+        if (strcmp(key, "userNamespaces") == 0) {
+                if (!json_is_object(v))
+                        return type_error(d, key, "an object", err);
+                const char *k;
+                json_t *e;
+                json_object_foreach(v, k, e)
+                {
+                        if (strcmp(k, "idsPerPod") != 0) {
+                                cleanup_free char *f = xasprintf("userNamespaces.%s", k);
+                                add_unknown(d, f);
+                        } else if (!json_is_null(e) &&
+                                   decode_int(d, "userNamespaces.idsPerPod", e, INT64_MIN,
+                                              INT64_MAX, &d->cfg->userns_ids_per_pod, err) < 0) {
+                                return -1;
+                        }
+                }
+                return 0;
+        }
         if (kcfg_upstream_field_known(key)) {
                 if (strcmp(key, "maxParallelImagePulls") == 0 &&
                     decode_int(d, key, v, INT32_MIN, INT32_MAX, &d->max_parallel_image_pulls, err) <

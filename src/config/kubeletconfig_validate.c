@@ -291,6 +291,23 @@ static void check_positive_period(struct msgs *m, const char *field, const char 
                 msgs_add(m, "invalid configuration: %s %s must be greater than 0", field, d);
 }
 
+/* upstream validation_linux.go: userNamespaces.idsPerPod */
+static void check_userns(struct msgs *m, const struct kubelet_config *cfg)
+{
+        int64_t ids = cfg->userns_ids_per_pod;
+        if (ids == 0)
+                return;
+        if (ids < 65536)
+                msgs_add(m, "invalid configuration: userNamespaces.idsPerPod must not be less "
+                            "than 65536");
+        else if (ids % 65536 != 0)
+                msgs_add(m, "invalid configuration: userNamespaces.idsPerPod must be a multiple "
+                            "of 65536");
+        else if (ids > UINT32_MAX)
+                msgs_add(m, "invalid configuration: userNamespaces.idsPerPod must not be more "
+                            "than 4294967295");
+}
+
 /* upstream's checks of the graceful node shutdown fields (its feature
  * gates GracefulNodeShutdown and ...BasedOnPodPriority on, their default) */
 static void check_shutdown(struct msgs *m, const struct kubelet_config *cfg)
@@ -526,6 +543,7 @@ int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err)
         check_positive_period(&m, "nodeStatusReportFrequency", NULL,
                               cfg->node_status_report_frequency_ms);
         check_shutdown(&m, cfg);
+        check_userns(&m, cfg);
         check_reserved(&m, "systemReserved", "system-reserved", &cfg->system_reserved);
         check_reserved(&m, "kubeReserved", "kube-reserved", &cfg->kube_reserved);
 

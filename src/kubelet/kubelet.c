@@ -14,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "userns/userns.h"
 #include "util/xalloc.h"
 #include "volume/volume.h"
 
@@ -1108,6 +1109,15 @@ static void housekeeping(struct kubelet *kl)
                 uids_known[i] = kl->loop.records[i].pod->uid;
         alloc_state_retain(kl->allocated, uids_known, kl->loop.n_records);
         alloc_state_retain(kl->actuated, uids_known, kl->loop.n_records);
+        /* the user namespaces of pods neither known nor running (upstream
+         * CleanupOrphanedPodUsernsAllocations) */
+        const char **uids_userns =
+            xcalloc(kl->loop.n_records + kl->loop.n_runtime_uids + 1, sizeof(*uids_userns));
+        memcpy(uids_userns, uids_known, kl->loop.n_records * sizeof(*uids_userns));
+        for (size_t i = 0; i < kl->loop.n_runtime_uids; i++)
+                uids_userns[kl->loop.n_records + i] = kl->loop.runtime_uids[i].uid;
+        userns_retain(kl->userns, uids_userns, kl->loop.n_records + kl->loop.n_runtime_uids);
+        free(uids_userns);
         free(uids_known);
         for (size_t i = 0; i < kl->loop.n_runtime_uids; i++) {
                 struct kl_runtime_uid *u = &kl->loop.runtime_uids[i];
@@ -1273,6 +1283,13 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         return 0;
 }
 
+/* kuberuntime's user namespace ranges (upstream runtimeHelper) */
+static int userns_mappings(void *ctx, const struct pod *pod, uint32_t *host_id, uint32_t *length,
+                           ck_error_t *err)
+{
+        return userns_pod_mappings(ctx, pod->uid, host_id, length, err);
+}
+
 /* kuberuntime's view of the runtime handlers (upstream runtimeHelper) */
 static bool handler_supports_userns(void *ctx, const char *handler, char **error)
 {
@@ -1427,6 +1444,17 @@ int kubelet_new(const struct kubelet_config *cfg, struct kubelet **out, ck_error
         }
         kl->rt_opts.selinux_enabled = kuberuntime_selinux_enabled();
         kl->rt_opts.handler_ctx = kl->runtime_state;
+        /* upstream MakeUserNsManager: the pods' ranges read back */
+        struct userns_config uc = {.root_dir = cfg->root_dir,
+                                   .ids_per_pod = (uint32_t)cfg->userns_ids_per_pod,
+                                   .max_pods = cfg->max_pods,
+                                   .kubelet_user = -1};
+        if (userns_manager_new(&uc, &kl->userns, err) < 0) {
+                kubelet_free(kl);
+                return ck_error_wrap(err, "create user namespace manager");
+        }
+        kl->rt_opts.userns_mappings = userns_mappings;
+        kl->rt_opts.userns_ctx = kl->userns;
         kl->rt = kuberuntime_new(&kl->rt_opts);
         kl->node.cfg = cfg;
         kl->node.runtime_state = kl->runtime_state;
@@ -1930,6 +1958,7 @@ bool kubelet_free(struct kubelet *kl)
         free(kl->runtime_name);
         free(kl->node_ip);
         runtime_state_free(kl->runtime_state);
+        userns_manager_free(kl->userns);
         pthread_mutex_destroy(&kl->queue.lock);
         pthread_mutex_destroy(&kl->active_lock);
         pthread_cond_destroy(&kl->queue.cond);

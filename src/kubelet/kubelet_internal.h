@@ -262,6 +262,7 @@ struct kubelet {
 
         struct backoff *mount_backoff;       /* see kl_sync_deps */
         struct runtime_state *runtime_state; /* the runtime's readiness (CRI Status) */
+        struct userns_manager *userns;       /* hostUsers: false pods' ID ranges */
         struct pod_cache *pod_cache;         /* see kl_sync_deps */
         /* the in-place resize checkpoints under the root directory */
         struct alloc_state *allocated, *actuated;

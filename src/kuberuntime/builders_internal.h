@@ -86,6 +86,13 @@ const char *const *kuberuntime__default_readonly_paths(void);
 #define KR_QUOTA_PERIOD 100000
 
 /* upstream calculateLinuxResources. has_cpu_request false = no request. */
+/* The user namespace of the pod's sandbox and containers (upstream
+ * GetOrCreateUserNamespaceMappings, UserNamespacesSupport on as upstream's
+ * default): the node's (mode NODE) unless spec.hostUsers is false; then,
+ * when the pod's runtime handler supports user namespaces, mode POD with the
+ * pod's range (opts->userns_mappings), else upstream's error. */
+int kuberuntime__userns_options(const struct kuberuntime_options *opts, const struct pod *pod,
+                                Runtime__V1__UserNamespace **out, ck_error_t *err);
 /* A CRI SELinuxOption of a seLinuxOptions object (NULL when o is not an
  * object). */
 Runtime__V1__SELinuxOption *kuberuntime__selinux_option(const json_t *o);

@@ -192,6 +192,13 @@ struct kuberuntime_options {
          * string) when the handler is unknown.  NULL: none does. */
         bool (*handler_supports_userns)(void *ctx, const char *handler, char **error);
         void *handler_ctx;
+        /* The host range of a pod's user namespace (src/userns): host IDs
+         * [*host_id, *host_id + *length) are the pod's 0..; -1 with err.
+         * NULL: no user namespace manager (a pod with hostUsers false is
+         * refused). */
+        int (*userns_mappings)(void *ctx, const struct pod *pod, uint32_t *host_id,
+                               uint32_t *length, ck_error_t *err);
+        void *userns_ctx;
         /* The runtime handler of a pod's spec.runtimeClassName (upstream
          * runtimeClassManager.LookupRuntimeHandler): *handler a new string;
          * -1 with err when the RuntimeClass is not known.  NULL (no

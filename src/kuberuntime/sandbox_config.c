@@ -282,38 +282,70 @@ char *kuberuntime_runtime_handler(const struct kuberuntime_options *opts, const 
         return handler;
 }
 
-/* spec.hostUsers false: a user namespace for the pod (upstream
- * GetOrCreateUserNamespaceMappings, UserNamespacesSupport on as upstream's
- * default).  Upstream refuses it when the runtime's handler does not
- * support user namespaces; ckubelet makes no ID mappings yet, so it refuses
- * it in any case, saying which.  hostUsers true or unset: the node's user
- * namespace, what the runtime does without userns_options. */
-static int check_host_users(const struct kuberuntime_options *opts, const struct pod *pod,
-                            ck_error_t *err)
+static Runtime__V1__IDMapping *id_mapping(uint32_t host, uint32_t length)
 {
-        if (!pod->has_host_users || pod->host_users)
+        Runtime__V1__IDMapping *m = xmalloc(sizeof(*m));
+        runtime__v1__idmapping__init(m);
+        m->host_id = host;
+        m->container_id = 0;
+        m->length = length;
+        return m;
+}
+
+int kuberuntime__userns_options(const struct kuberuntime_options *opts, const struct pod *pod,
+                                Runtime__V1__UserNamespace **out, ck_error_t *err)
+{
+        *out = NULL;
+        Runtime__V1__UserNamespace *u = xmalloc(sizeof(*u));
+        runtime__v1__user_namespace__init(u);
+        u->mode = RUNTIME__V1__NAMESPACE_MODE__NODE;
+        if (!pod->has_host_users || pod->host_users) {
+                *out = u;
                 return 0;
+        }
         cleanup_free char *handler = kuberuntime_runtime_handler(opts, pod, err);
-        if (handler == NULL)
-                return -1;
         cleanup_free char *why = NULL;
-        bool supported = opts->handler_supports_userns != NULL &&
+        bool supported = handler != NULL && opts->handler_supports_userns != NULL &&
                          opts->handler_supports_userns(opts->handler_ctx, handler, &why);
-        if (!supported)
-                return ck_error_make(err, 0,
-                                     "can't set `spec.hostUsers: false`, runtime does not support "
-                                     "user namespaces%s%s",
-                                     why ? ": " : "", why ? why : "");
-        return ck_error_make(err, 0,
-                             "can't set `spec.hostUsers: false`: ckubelet does not make user "
-                             "namespace ID mappings yet");
+        uint32_t host = 0, length = 0;
+        if (handler == NULL) {
+                /* err: the RuntimeClass's */
+        } else if (!supported && *handler != '\0') {
+                ck_error_make(err, 0,
+                              "can't set `spec.hostUsers: false`, RuntimeClass handler \"%s\" "
+                              "does not support user namespaces%s%s",
+                              handler, why ? ": " : "", why ? why : "");
+        } else if (!supported) {
+                ck_error_make(err, 0,
+                              "can't set `spec.hostUsers: false`, runtime does not support user "
+                              "namespaces%s%s",
+                              why ? ": " : "", why ? why : "");
+        } else if (opts->userns_mappings == NULL) {
+                ck_error_make(err, 0,
+                              "can't set `spec.hostUsers: false`: no user namespace "
+                              "manager");
+        } else if (opts->userns_mappings(opts->userns_ctx, pod, &host, &length, err) == 0) {
+                u->mode = RUNTIME__V1__NAMESPACE_MODE__POD;
+                u->n_uids = u->n_gids = 1;
+                u->uids = xmalloc(sizeof(*u->uids));
+                u->gids = xmalloc(sizeof(*u->gids));
+                u->uids[0] = id_mapping(host, length);
+                u->gids[0] = id_mapping(host, length);
+                *out = u;
+                return 0;
+        }
+        kuberuntime__message_free((ProtobufCMessage *)u);
+        return -1;
 }
 
 int kuberuntime_sandbox_config(const struct kuberuntime_options *opts, const struct pod *pod,
                                uint32_t attempt, const char *cgroup_parent,
                                Runtime__V1__PodSandboxConfig **out, ck_error_t *err)
 {
-        if (check_host_users(opts, pod, err) < 0)
+        /* upstream GetOrCreateUserNamespaceMappings, first: its errors
+         * stop the sandbox */
+        Runtime__V1__UserNamespace *userns = NULL;
+        if (kuberuntime__userns_options(opts, pod, &userns, err) < 0)
                 return -1;
         Runtime__V1__PodSandboxConfig *cfg = xmalloc(sizeof(*cfg));
         runtime__v1__pod_sandbox_config__init(cfg);
@@ -344,10 +376,13 @@ int kuberuntime_sandbox_config(const struct kuberuntime_options *opts, const str
 
         if (sandbox_linux_config(pod, cgroup_parent, &cfg->linux, err) < 0)
                 goto fail;
+        cfg->linux->security_context->namespace_options->userns_options = userns;
+        userns = NULL;
 
         *out = cfg;
         return 0;
 fail:
+        kuberuntime__message_free((ProtobufCMessage *)userns);
         /* the cause as it is: the caller names the pod and the step, and
          * the FailedCreatePodSandBox event quotes the cause (as upstream) */
         kuberuntime_sandbox_config_free(cfg);

@@ -221,6 +221,11 @@ int kuberuntime__container_security_context(const struct kuberuntime_options *op
         }
 
         sc->namespace_options = kuberuntime__namespace_options(pod);
+        if (kuberuntime__userns_options(opts, pod, &sc->namespace_options->userns_options, err) <
+            0) {
+                kuberuntime__message_free((ProtobufCMessage *)sc);
+                return -1;
+        }
         /* DetermineEffectiveSecurityContext: the container's options
          * replace the pod's whole */
         const json_t *se = json_object_get(raw_container_sc(pod, c->name), "seLinuxOptions");

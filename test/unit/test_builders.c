@@ -256,6 +256,18 @@ static bool fake_handler_userns(void *ctx, const char *handler, char **error)
         return userns_answer;
 }
 
+/* The user namespace manager's answer: the second range. */
+static int fake_mappings(void *ctx, const struct pod *pod, uint32_t *host_id, uint32_t *length,
+                         ck_error_t *err)
+{
+        (void)ctx;
+        (void)pod;
+        (void)err;
+        *host_id = 131072;
+        *length = 65536;
+        return 0;
+}
+
 /* A RuntimeClass store with one: "sandboxed", handler "kata". */
 static int fake_lookup(void *ctx, const char *name, char **handler, ck_error_t *err)
 {
@@ -300,8 +312,9 @@ static void test_runtime_handler(void **state)
         o.handler_ctx = (void *)"kata";
         userns_answer = false;
         assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
-        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`, runtime does "
-                                               "not support user namespaces");
+        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`, RuntimeClass "
+                                               "handler \"kata\" does not support user "
+                                               "namespaces");
         ck_error_release(&err);
         pod_unref(p);
 
@@ -342,11 +355,41 @@ static void test_sandbox_host_users(void **state)
         ck_error_release(&err);
         userns_unknown = false;
         userns_answer = true;
-        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), -1);
-        assert_string_equal(ck_error_msg(err), "can't set `spec.hostUsers: false`: ckubelet "
-                                               "does not make user namespace ID mappings yet");
-        ck_error_release(&err);
-        assert_null(cfg);
+        /* supported: the pod's range, mode POD, in the sandbox and the
+         * containers alike */
+        o.userns_mappings = fake_mappings;
+        assert_int_equal(kuberuntime_sandbox_config(&o, p, 0, "", &cfg, &err), 0);
+        const Runtime__V1__UserNamespace *u =
+            cfg->linux->security_context->namespace_options->userns_options;
+        assert_non_null(u);
+        assert_int_equal(u->mode, RUNTIME__V1__NAMESPACE_MODE__POD);
+        assert_int_equal(u->n_uids, 1);
+        assert_int_equal(u->n_gids, 1);
+        assert_int_equal(u->uids[0]->host_id, 131072);
+        assert_int_equal(u->uids[0]->container_id, 0);
+        assert_int_equal(u->uids[0]->length, 65536);
+        assert_int_equal(u->gids[0]->host_id, 131072);
+        kuberuntime_sandbox_config_free(cfg);
+        cfg = NULL;
+        if (volume_make_pod_dirs(root, p, &err) < 0)
+                fail_msg("pod dirs: %s", ck_error_msg(err));
+        Runtime__V1__ContainerConfig *cc = NULL;
+        assert_int_equal(
+            kuberuntime_container_config(&o, p, &p->containers[0], 0, NULL, NULL, &cc, &err), 0);
+        u = cc->linux->security_context->namespace_options->userns_options;
+        assert_int_equal(u->mode, RUNTIME__V1__NAMESPACE_MODE__POD);
+        assert_int_equal(u->uids[0]->host_id, 131072);
+        kuberuntime_container_config_free(cc);
+        pod_unref(p);
+
+        /* hostUsers unset: the node's user namespace, said */
+        p = simple_pod(NULL, NULL);
+        cfg = sandbox(p);
+        u = cfg->linux->security_context->namespace_options->userns_options;
+        assert_non_null(u);
+        assert_int_equal(u->mode, RUNTIME__V1__NAMESPACE_MODE__NODE);
+        assert_int_equal(u->n_uids, 0);
+        kuberuntime_sandbox_config_free(cfg);
         pod_unref(p);
 }
 

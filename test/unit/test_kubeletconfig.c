@@ -846,6 +846,47 @@ static void assert_load_error(const char *yaml, const char *want)
         free(msg);
 }
 
+/* userNamespaces.idsPerPod: read, and checked with upstream's messages */
+static void test_user_namespaces(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        static const char head[] = "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                                   "kind: KubeletConfiguration\n"
+                                   "authentication: {webhook: {enabled: false}, anonymous: "
+                                   "{enabled: true}}\n"
+                                   "authorization: {mode: AlwaysAllow}\n";
+        char body[512];
+        snprintf(body, sizeof(body), "%suserNamespaces: {idsPerPod: 131072}\n", head);
+        char *path = write_file("userns.yaml", body);
+        char *flag = NULL;
+        assert_true(asprintf(&flag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(flag));
+        assert_int_equal(c.userns_ids_per_pod, 131072);
+        kubelet_config_release(&c);
+        free(flag);
+        free(path);
+        static const char *const bad[][2] = {
+            {"1000", "must not be less than 65536"},
+            {"100000", "must be a multiple of 65536"},
+            {"4295032832", "must not be more than 4294967295"},
+        };
+        for (size_t i = 0; i < 3; i++) {
+                snprintf(body, sizeof(body), "%suserNamespaces: {idsPerPod: %s}\n", head,
+                         bad[i][0]);
+                path = write_file("userns.yaml", body);
+                assert_true(asprintf(&flag, "--config=%s", path) > 0);
+                char want[256];
+                snprintf(want, sizeof(want),
+                         "failed to validate kubelet configuration: invalid configuration: "
+                         "userNamespaces.idsPerPod %s",
+                         bad[i][1]);
+                assert_parse_error(ARGV(flag), want);
+                free(flag);
+                free(path);
+        }
+}
+
 static void test_file_errors(void **state)
 {
         (void)state;
@@ -1288,6 +1329,7 @@ int main(void)
             cmocka_unit_test(test_json_file),
             cmocka_unit_test(test_flags_override_file),
             cmocka_unit_test(test_zero_values_in_file_mean_default),
+            cmocka_unit_test(test_user_namespaces),
             cmocka_unit_test(test_file_errors),
             cmocka_unit_test(test_pod_logs_dir_must_be_normalized),
             cmocka_unit_test(test_healthz_and_debugging_in_file),
