@@ -105,6 +105,7 @@ struct kubelet_config {
         /* userNamespaces.idsPerPod: the host IDs of a hostUsers: false pod's
          * user namespace (src/userns); 0: unset, upstream's 65536 */
         int64_t userns_ids_per_pod;
+        bool has_userns_ids_per_pod; /* set in the file (0 is refused) */
         /* --volume-stats-agg-period / volumeStatsAggPeriod, 1m (negative:
          * no volume stats) */
         int64_t volume_stats_agg_period_ms;

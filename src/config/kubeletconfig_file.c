@@ -443,10 +443,11 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
                         if (strcmp(k, "idsPerPod") != 0) {
                                 cleanup_free char *f = xasprintf("userNamespaces.%s", k);
                                 add_unknown(d, f);
-                        } else if (!json_is_null(e) &&
-                                   decode_int(d, "userNamespaces.idsPerPod", e, INT64_MIN,
-                                              INT64_MAX, &d->cfg->userns_ids_per_pod, err) < 0) {
-                                return -1;
+                        } else if (!json_is_null(e)) {
+                                if (decode_int(d, "userNamespaces.idsPerPod", e, INT64_MIN,
+                                               INT64_MAX, &d->cfg->userns_ids_per_pod, err) < 0)
+                                        return -1;
+                                d->cfg->has_userns_ids_per_pod = true;
                         }
                 }
                 return 0;

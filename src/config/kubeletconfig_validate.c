@@ -295,7 +295,7 @@ static void check_positive_period(struct msgs *m, const char *field, const char 
 static void check_userns(struct msgs *m, const struct kubelet_config *cfg)
 {
         int64_t ids = cfg->userns_ids_per_pod;
-        if (ids == 0)
+        if (!cfg->has_userns_ids_per_pod)
                 return;
         if (ids < 65536)
                 msgs_add(m, "invalid configuration: userNamespaces.idsPerPod must not be less "

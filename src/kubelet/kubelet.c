@@ -1028,6 +1028,7 @@ static void handle_relist(struct kubelet *kl, struct kl_event *ev)
         runtime_uids_free(kl->loop.runtime_uids, kl->loop.n_runtime_uids);
         kl->loop.runtime_uids = ev->runtime_uids;
         kl->loop.n_runtime_uids = ev->n_runtime_uids;
+        kl->loop.relisted = true;
         ev->runtime_uids = NULL;
         ev->n_runtime_uids = 0;
         if (!ev->runtime_back)
@@ -1109,15 +1110,22 @@ static void housekeeping(struct kubelet *kl)
                 uids_known[i] = kl->loop.records[i].pod->uid;
         alloc_state_retain(kl->allocated, uids_known, kl->loop.n_records);
         alloc_state_retain(kl->actuated, uids_known, kl->loop.n_records);
-        /* the user namespaces of pods neither known nor running (upstream
-         * CleanupOrphanedPodUsernsAllocations) */
-        const char **uids_userns =
-            xcalloc(kl->loop.n_records + kl->loop.n_runtime_uids + 1, sizeof(*uids_userns));
-        memcpy(uids_userns, uids_known, kl->loop.n_records * sizeof(*uids_userns));
-        for (size_t i = 0; i < kl->loop.n_runtime_uids; i++)
-                uids_userns[kl->loop.n_records + i] = kl->loop.runtime_uids[i].uid;
-        userns_retain(kl->userns, uids_userns, kl->loop.n_records + kl->loop.n_runtime_uids);
-        free(uids_userns);
+        /* the user namespaces of pods neither active nor with anything in
+         * the runtime (upstream CleanupOrphanedPodUsernsAllocations, and
+         * the release of a terminated pod's); only once a relist has said
+         * what runs */
+        if (kl->loop.relisted) {
+                const char **keep =
+                    xcalloc(kl->loop.n_records + kl->loop.n_runtime_uids + 1, sizeof(*keep));
+                size_t n_keep = 0;
+                for (size_t i = 0; i < kl->loop.n_records; i++)
+                        if (!kl->loop.records[i].terminal)
+                                keep[n_keep++] = kl->loop.records[i].pod->uid;
+                for (size_t i = 0; i < kl->loop.n_runtime_uids; i++)
+                        keep[n_keep++] = kl->loop.runtime_uids[i].uid;
+                userns_retain(kl->userns, keep, n_keep);
+                free(keep);
+        }
         free(uids_known);
         for (size_t i = 0; i < kl->loop.n_runtime_uids; i++) {
                 struct kl_runtime_uid *u = &kl->loop.runtime_uids[i];

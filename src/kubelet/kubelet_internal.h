@@ -202,6 +202,7 @@ struct kl_loop {
         size_t n_finished;
         struct kl_runtime_uid *runtime_uids; /* last relist */
         size_t n_runtime_uids;
+        bool relisted; /* a relist has come: runtime_uids say what runs */
         int64_t next_housekeeping_ms;
         int64_t next_log_link_gc_ms; /* dangling /var/log/containers links */
         /* in-place resize (resize.c): the UIDs of the pods whose resize

@@ -79,22 +79,17 @@ static void slot_remove(struct podworkers *pw, struct pod_slot *s)
 
 static void *transient_thread(void *arg);
 
-/* Under the lock. */
-static void ready_push(struct podworkers *pw, struct pod_slot *s)
+/* Under the lock: a kill waits on the ready queue and no thread is free
+ * for it: a transient thread (it takes only kills). */
+static void maybe_spawn(struct podworkers *pw)
 {
-        s->queued = true;
-        s->next_ready = NULL;
-        if (pw->ready_tail)
-                pw->ready_tail->next_ready = s;
-        else
-                pw->ready_head = s;
-        pw->ready_tail = s;
-        pw->n_ready++;
-        pthread_cond_signal(&pw->cond);
-        /* more work queued than threads waiting, and this is a kill: a
-         * thread for it rather than a wait behind grace periods */
-        if (s->pending.kind == POD_WORK_SYNC || pw->stopping || pw->n_ready <= (size_t)pw->n_idle ||
+        if (pw->stopping || pw->n_ready <= (size_t)pw->n_idle ||
             pw->n_transient >= PODWORKERS_MAX_TRANSIENT)
+                return;
+        bool kill = false;
+        for (struct pod_slot *q = pw->ready_head; q != NULL && !kill; q = q->next_ready)
+                kill = q->pending.kind != POD_WORK_SYNC;
+        if (!kill)
                 return;
         pthread_attr_t attr;
         pthread_t t;
@@ -107,26 +102,59 @@ static void ready_push(struct podworkers *pw, struct pod_slot *s)
         pthread_attr_destroy(&attr);
 }
 
-/* Takes ready work until the pool stops (a transient thread: until the
- * queue is empty).  Called and returns with the lock held. */
+/* Under the lock. */
+static void ready_push(struct podworkers *pw, struct pod_slot *s)
+{
+        s->queued = true;
+        s->next_ready = NULL;
+        if (pw->ready_tail)
+                pw->ready_tail->next_ready = s;
+        else
+                pw->ready_head = s;
+        pw->ready_tail = s;
+        pw->n_ready++;
+        pthread_cond_signal(&pw->cond);
+        maybe_spawn(pw);
+}
+
+/* Under the lock: the first queued slot (only_kills: the first with a kill
+ * pending) off the queue, or NULL. */
+static struct pod_slot *take(struct podworkers *pw, bool only_kills)
+{
+        struct pod_slot *prev = NULL, *s = pw->ready_head;
+        while (s != NULL && only_kills && s->pending.kind == POD_WORK_SYNC) {
+                prev = s;
+                s = s->next_ready;
+        }
+        if (s == NULL)
+                return NULL;
+        if (prev != NULL)
+                prev->next_ready = s->next_ready;
+        else
+                pw->ready_head = s->next_ready;
+        if (pw->ready_tail == s)
+                pw->ready_tail = prev;
+        pw->n_ready--;
+        s->queued = false;
+        s->next_ready = NULL;
+        return s;
+}
+
+/* Takes ready work until the pool stops (a transient thread: kills, until
+ * none is queued).  Called and returns with the lock held. */
 static void run_worker(struct podworkers *pw, struct cri_client *cri, bool transient)
 {
         for (;;) {
-                while (!pw->stopping && pw->ready_head == NULL) {
-                        if (transient)
-                                return;
+                while (!transient && !pw->stopping && pw->ready_head == NULL) {
                         pw->n_idle++;
                         pthread_cond_wait(&pw->cond, &pw->lock);
                         pw->n_idle--;
                 }
                 if (pw->stopping)
                         return;
-                struct pod_slot *s = pw->ready_head;
-                pw->ready_head = s->next_ready;
-                if (pw->ready_head == NULL)
-                        pw->ready_tail = NULL;
-                pw->n_ready--;
-                s->queued = false;
+                struct pod_slot *s = take(pw, transient);
+                if (s == NULL)
+                        return; /* transient: no kill left */
                 struct pod_work w = s->pending;
                 memset(&s->pending, 0, sizeof(s->pending));
                 s->has_pending = false;
@@ -277,6 +305,8 @@ bool podworkers_submit(struct podworkers *pw, struct pod_work *w)
         memset(w, 0, sizeof(*w));
         if (!s->in_flight && !s->queued)
                 ready_push(pw, s);
+        else if (s->queued && is_kill)
+                maybe_spawn(pw); /* a kill replaced a queued sync */
         pthread_mutex_unlock(&pw->lock);
         return true;
 }

@@ -46,12 +46,13 @@ static bool kubelet_user_exists(const struct userns_config *cfg)
 
 /* The kubelet user's one "kubelet:first:count" line of a subordinate ID
  * file (getsubids prints one line; upstream wants exactly one). */
-static int sub_ids(const char *path, uint32_t *first, uint32_t *count, ck_error_t *err)
+static int sub_ids(const char *path, const char *what, uint32_t *first, uint32_t *count,
+                   ck_error_t *err)
 {
         cleanup_free char *buf = NULL;
         size_t len = 0;
         if (fs_read_file(path, 1 << 20, &buf, &len, err) < 0)
-                return ck_error_wrap(err, "error retrieving additional ids for user \"%s\"",
+                return ck_error_wrap(err, "error retrieving additional %s for user \"%s\"", what,
                                      KUBELET_USER);
         int found = 0;
         for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line != NULL;
@@ -74,8 +75,8 @@ static int sub_ids(const char *path, uint32_t *first, uint32_t *count, ck_error_
         }
         if (found == 0)
                 return ck_error_make(err, 0,
-                                     "error retrieving additional ids for user \"%s\": none in %s",
-                                     KUBELET_USER, path);
+                                     "error retrieving additional %s for user \"%s\": none in %s",
+                                     what, KUBELET_USER, path);
         return 0;
 }
 
@@ -88,8 +89,9 @@ int userns_kubelet_mappings(const struct userns_config *cfg, uint32_t ids_per_po
                 return 0;
         }
         uint32_t uf, uc, gf, gc;
-        if (sub_ids(cfg->subuid_path ? cfg->subuid_path : "/etc/subuid", &uf, &uc, err) < 0 ||
-            sub_ids(cfg->subgid_path ? cfg->subgid_path : "/etc/subgid", &gf, &gc, err) < 0)
+        if (sub_ids(cfg->subuid_path ? cfg->subuid_path : "/etc/subuid", "uids", &uf, &uc, err) <
+                0 ||
+            sub_ids(cfg->subgid_path ? cfg->subgid_path : "/etc/subgid", "gids", &gf, &gc, err) < 0)
                 return -1;
         if (uf != gf || uc != gc)
                 return ck_error_make(err, 0, "mismatched subuids and subgids for user \"%s\"",
@@ -151,6 +153,23 @@ static int record(struct userns_manager *m, const char *uid, uint32_t host_id, u
 static char *mappings_path(const struct userns_manager *m, const char *uid)
 {
         return xasprintf("%s/pods/%s/" MAPPINGS_FILE, m->root_dir, uid);
+}
+
+/* upstream releaseWithLock: the slot free, the pod's file gone */
+static void release(struct userns_manager *m, const char *uid)
+{
+        for (size_t i = 0; i < m->n_by_pod; i++) {
+                if (strcmp(m->by_pod[i].uid, uid) != 0)
+                        continue;
+                set_used(m, m->by_pod[i].slot, false);
+                free(m->by_pod[i].uid);
+                m->by_pod[i] = m->by_pod[--m->n_by_pod];
+                break;
+        }
+        cleanup_free char *path = mappings_path(m, uid);
+        if (unlink(path) < 0 && errno != ENOENT)
+                LOG_WARN("Failed to remove a pod's user namespace file", "path=\"%s\" err=\"%s\"",
+                         path, strerror(errno));
 }
 
 int userns_parse_mappings(const char *text, size_t len, uint32_t *host_id, uint32_t *length,
@@ -286,7 +305,7 @@ void userns_manager_free(struct userns_manager *m)
 }
 
 /* upstream createUserNs: the first free slot (upstream's bitmap picks at
- * random), its file written */
+ * random), taken, then its file written; a failed write gives it back */
 static int create(struct userns_manager *m, const char *uid, uint32_t *host_id, ck_error_t *err)
 {
         uint32_t slot = 0;
@@ -296,14 +315,16 @@ static int create(struct userns_manager *m, const char *uid, uint32_t *host_id, 
                 return ck_error_make(err, 0,
                                      "could not find an empty slot to allocate a user namespace");
         uint32_t host = (slot + m->off) * m->ids_per_pod;
+        if (record(m, uid, host, m->ids_per_pod, err) < 0)
+                return -1;
         cleanup_free char *text = userns_format_mappings(host, m->ids_per_pod);
         cleanup_free char *dir = xasprintf("%s/pods/%s", m->root_dir, uid);
         cleanup_free char *path = mappings_path(m, uid);
         if (fs_mkdir_p(dir, 0750, err) < 0 ||
-            fs_write_file_atomic(path, text, strlen(text), 0644, err) < 0)
+            fs_write_file_atomic(path, text, strlen(text), 0644, err) < 0) {
+                release(m, uid);
                 return ck_error_wrap(err, "create user namespace");
-        if (record(m, uid, host, m->ids_per_pod, err) < 0)
-                return -1;
+        }
         LOG_INFO(5, "New pod user namespace allocation", "podUID=\"%s\"", uid);
         *host_id = host;
         return 0;
@@ -312,7 +333,8 @@ static int create(struct userns_manager *m, const char *uid, uint32_t *host_id, 
 int userns_pod_mappings(struct userns_manager *m, const char *pod_uid, uint32_t *host_id,
                         uint32_t *length, ck_error_t *err)
 {
-        if (strchr(pod_uid, '/') != NULL || strcmp(pod_uid, "..") == 0 || *pod_uid == '\0')
+        if (strchr(pod_uid, '/') != NULL || strcmp(pod_uid, "..") == 0 ||
+            strcmp(pod_uid, ".") == 0 || *pod_uid == '\0')
                 return ck_error_make(err, 0, "invalid pod UID \"%s\"", pod_uid);
         pthread_mutex_lock(&m->lock);
         cleanup_free char *path = mappings_path(m, pod_uid);
@@ -320,7 +342,10 @@ int userns_pod_mappings(struct userns_manager *m, const char *pod_uid, uint32_t 
         size_t n = 0;
         cleanup_error ck_error_t re = NULL;
         int ret;
-        if (fs_read_file(path, 1 << 16, &text, &n, &re) == 0 && n > 0) {
+        if (fs_read_file(path, 1 << 16, &text, &n, &re) < 0 && re->status != ENOENT) {
+                /* not a missing file: never a second range for the pod */
+                ret = ck_error_make(err, 0, "user namespace: %s", ck_error_msg(re));
+        } else if (n > 0) {
                 ret = parse_and_record(m, pod_uid, text, n, host_id, err);
                 if (ret < 0)
                         ck_error_wrap(err, "user namespace");
@@ -335,20 +360,17 @@ int userns_pod_mappings(struct userns_manager *m, const char *pod_uid, uint32_t 
 void userns_retain(struct userns_manager *m, const char *const *keep, size_t n)
 {
         pthread_mutex_lock(&m->lock);
-        size_t o = 0;
-        for (size_t i = 0; i < m->n_by_pod; i++) {
+        for (size_t i = 0; i < m->n_by_pod;) {
                 bool wanted = false;
                 for (size_t k = 0; k < n && !wanted; k++)
                         wanted = strcmp(m->by_pod[i].uid, keep[k]) == 0;
                 if (wanted) {
-                        m->by_pod[o++] = m->by_pod[i];
+                        i++;
                         continue;
                 }
-                LOG_INFO(5, "Releasing pod user namespace allocation", "podUID=\"%s\"",
-                         m->by_pod[i].uid);
-                set_used(m, m->by_pod[i].slot, false);
-                free(m->by_pod[i].uid);
+                cleanup_free char *uid = xstrdup(m->by_pod[i].uid);
+                LOG_INFO(5, "Releasing pod user namespace allocation", "podUID=\"%s\"", uid);
+                release(m, uid); /* moves the last entry to i */
         }
-        m->n_by_pod = o;
         pthread_mutex_unlock(&m->lock);
 }

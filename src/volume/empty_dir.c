@@ -99,6 +99,22 @@ int volume_empty_dir_setup(const struct volume_ctx *vc, const struct volume *v, 
                 return -1;
         cleanup_free char *plugin_path = xasprintf("%s/" VOLUME_EMPTY_DIR_PLUGIN, volumes_path);
         cleanup_free char *dir = xasprintf("%s/%s", plugin_path, v->name);
+        if (ready) {
+                /* upstream SetUpAt returns at once: a ready volume whose
+                 * directory is there (and, for Memory, its tmpfs mounted) is
+                 * left as its containers made it */
+                cleanup_close int have = TEMP_FAILURE_RETRY_INT(
+                    openat(plugin_fd, v->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (have >= 0 && (!memory || is_tmpfs_mount(plugin_fd, have))) {
+                        *path = dir;
+                        dir = NULL;
+                        return 0;
+                }
+                if (have < 0)
+                        LOG_WARN("Volume ready file exists but its directory does not; setting "
+                                 "it up again",
+                                 "podUID=\"%s\" volume=\"%s\"", pod->uid, v->name);
+        }
         cleanup_close int fd =
             volume_mkdir_open(plugin_fd, plugin_path, v->name, EMPTY_DIR_MODE, err);
         if (fd < 0)
@@ -111,7 +127,6 @@ int volume_empty_dir_setup(const struct volume_ctx *vc, const struct volume *v, 
         if ((st.st_mode & 0777) != EMPTY_DIR_MODE && fchmod(fd, EMPTY_DIR_MODE) < 0)
                 return ck_error_make(err, errno, "chmod `%s`", dir);
         if (memory && !is_tmpfs_mount(plugin_fd, fd)) {
-                ready = false; /* a new tmpfs (after a reboot): set up anew */
                 if (mount_tmpfs(fd, dir, v, err) < 0)
                         return -1;
                 LOG_INFO(3, "Mounted tmpfs for an emptyDir volume", "podUID=\"%s\" volume=\"%s\"",
@@ -123,21 +138,22 @@ int volume_empty_dir_setup(const struct volume_ctx *vc, const struct volume *v, 
                 if (fd < 0)
                         return ck_error_make(err, errno, "open `%s`", dir);
         }
-        if (!ready) {
-                /* upstream SetUpAt: the pod's fsGroup (its change policy is
-                 * not passed: emptyDirs are always done whole), a failure
-                 * ignored; then the readiness file */
-                if (pod->security_context.has_fs_group) {
-                        cleanup_error ck_error_t e = NULL;
-                        if (volume_set_ownership(fd, dir, (gid_t)pod->security_context.fs_group,
-                                                 false, &e) < 0)
-                                LOG_ERROR("Failed to set the fsGroup of an emptyDir volume",
-                                          "podUID=\"%s\" volume=\"%s\" err=\"%s\"", pod->uid,
-                                          v->name, ck_error_msg(e));
-                }
-                if (set_ready(vc->pod_dir, v->name, err) < 0)
-                        return ck_error_wrap(err, "emptyDir %s", v->name);
+        /* upstream SetUpAt: the pod's fsGroup (its change policy is not
+         * passed: emptyDirs are always done whole), a failure ignored; then
+         * the readiness file, a failure logged */
+        if (pod->security_context.has_fs_group) {
+                cleanup_error ck_error_t e = NULL;
+                if (volume_set_ownership(fd, dir, (gid_t)pod->security_context.fs_group, false,
+                                         &e) < 0)
+                        LOG_ERROR("Failed to set the fsGroup of an emptyDir volume",
+                                  "podUID=\"%s\" volume=\"%s\" err=\"%s\"", pod->uid, v->name,
+                                  ck_error_msg(e));
         }
+        cleanup_error ck_error_t re = NULL;
+        if (set_ready(vc->pod_dir, v->name, &re) < 0)
+                LOG_ERROR("Failed to mark an emptyDir volume ready",
+                          "podUID=\"%s\" volume=\"%s\" err=\"%s\"", pod->uid, v->name,
+                          ck_error_msg(re));
         *path = dir;
         dir = NULL;
         return 0;

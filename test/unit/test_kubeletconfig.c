@@ -868,10 +868,11 @@ static void test_user_namespaces(void **state)
         free(path);
         static const char *const bad[][2] = {
             {"1000", "must not be less than 65536"},
+            {"0", "must not be less than 65536"},
             {"100000", "must be a multiple of 65536"},
             {"4295032832", "must not be more than 4294967295"},
         };
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < 4; i++) {
                 snprintf(body, sizeof(body), "%suserNamespaces: {idsPerPod: %s}\n", head,
                          bad[i][0]);
                 path = write_file("userns.yaml", body);

@@ -143,14 +143,17 @@ struct gate {
         pthread_cond_t cond;
         int in_flight, max_in_flight, done;
         bool open;
+        char started[32][16]; /* uids, in the order they started */
+        int n_started;
 };
 
 static void gate_fn(void *ctx, struct cri_client *cri, const struct pod_work *w)
 {
         (void)cri;
-        (void)w;
         struct gate *g = ctx;
         pthread_mutex_lock(&g->lock);
+        if (g->n_started < 32)
+                snprintf(g->started[g->n_started++], 16, "%s", w->uid);
         g->in_flight++;
         if (g->in_flight > g->max_in_flight)
                 g->max_in_flight = g->in_flight;
@@ -218,6 +221,34 @@ static void test_kills_do_not_wait_for_each_other(void **state)
         assert_true(podworkers_free(pw));
 }
 
+/* A pool of one busy with a sync: a kill queued behind other syncs, or
+ * replacing a queued sync, starts at once on a thread of its own, which
+ * takes no sync. */
+static void test_kill_behind_syncs(void **state)
+{
+        (void)state;
+        struct gate g = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+        struct podworkers *pw = podworkers_new(1, "/nonexistent.sock", 1000, gate_fn, &g);
+        submit(pw, "s0", POD_WORK_SYNC, "sync");
+        assert_true(gate_wait(&g, 1, false));
+        submit(pw, "s1", POD_WORK_SYNC, "sync");
+        submit(pw, "s2", POD_WORK_SYNC, "sync");
+        submit(pw, "k1", POD_WORK_KILL, "kill");
+        assert_true(gate_wait(&g, 2, false));
+        submit(pw, "s2", POD_WORK_KILL, "kill"); /* replaces s2's queued sync */
+        assert_true(gate_wait(&g, 3, false));
+        usleep(100 * 1000); /* s1 would have started by now */
+        pthread_mutex_lock(&g.lock);
+        assert_int_equal(g.n_started, 3);
+        assert_string_equal(g.started[0], "s0");
+        assert_string_equal(g.started[1], "k1");
+        assert_string_equal(g.started[2], "s2");
+        pthread_mutex_unlock(&g.lock);
+        gate_open(&g);
+        assert_true(gate_wait(&g, 4, true));
+        assert_true(podworkers_free(pw));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -225,6 +256,7 @@ int main(void)
             cmocka_unit_test(test_kill_wins_over_sync),
             cmocka_unit_test(test_pods_run_in_parallel),
             cmocka_unit_test(test_kills_do_not_wait_for_each_other),
+            cmocka_unit_test(test_kill_behind_syncs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static void test_kubelet_mappings(void **state)
         ck_error_release(&err);
         c.subgid_path = none;
         assert_int_equal(userns_kubelet_mappings(&c, 65536, &first, &len, &err), -1);
-        assert_non_null(strstr(ck_error_msg(err), "error retrieving additional ids for user"));
+        assert_non_null(strstr(ck_error_msg(err), "error retrieving additional gids for user"));
         ck_error_release(&err);
 }
 
@@ -101,13 +101,20 @@ static void test_ranges(void **state)
         /* pod-a gone: its range is free for the next pod */
         const char *keep[] = {"pod-b", "pod-c"};
         userns_retain(m, keep, 2);
-        cleanup_free char *dir_a = xasprintf("%s/pods/pod-a", root);
-        assert_int_equal(fs_remove_all(dir_a, &err), 0);
+        assert_int_equal(access(path, F_OK), -1); /* its file goes with it */
         uint32_t d;
         assert_int_equal(userns_pod_mappings(m, "pod-d", &d, &len, &err), 0);
         assert_int_equal(d, a);
         assert_int_equal(userns_pod_mappings(m, "../x", &d, &len, &err), -1);
         ck_error_release(&err);
+        /* a file that cannot be read is an error, never a second range */
+        cleanup_free char *bad = xasprintf("%s/pods/pod-e/userns", root);
+        assert_int_equal(fs_mkdir_p(bad, 0750, &err), 0);
+        assert_int_equal(userns_pod_mappings(m, "pod-e", &d, &len, &err), -1);
+        assert_non_null(strstr(ck_error_msg(err), "user namespace: "));
+        ck_error_release(&err);
+        cleanup_free char *dir_e = xasprintf("%s/pods/pod-e", root);
+        assert_int_equal(fs_remove_all(dir_e, &err), 0);
         userns_manager_free(m);
 
         /* not enough IDs for maxPods; a first ID not on a range's edge */
