@@ -156,6 +156,27 @@ int64_t pod_resource_effective(const struct pod *pod, bool limits,
         return init > sum ? init : sum;
 }
 
+size_t pod_hugepage_names(const struct pod *pod, const char **names, size_t room)
+{
+        size_t n = 0;
+        size_t n_lists = pod->n_containers + pod->n_init_containers + 1;
+        for (size_t k = 0; k < n_lists; k++) {
+                const struct resource_list *l =
+                    k < pod->n_containers ? &pod->containers[k].resources.requests
+                    : k < pod->n_containers + pod->n_init_containers
+                        ? &pod->init_containers[k - pod->n_containers].resources.requests
+                        : &pod->overhead;
+                for (size_t h = 0; h < l->n_hugepages; h++) {
+                        bool seen = false;
+                        for (size_t i = 0; i < n && !seen; i++)
+                                seen = strcmp(names[i], l->hugepages[h].name) == 0;
+                        if (!seen && n < room)
+                                names[n++] = l->hugepages[h].name;
+                }
+        }
+        return n;
+}
+
 int64_t resource_hugepage_size(const char *name)
 {
         static const char prefix[] = "hugepages-";

@@ -440,6 +440,10 @@ bool container_is_sidecar(const struct container *c);
  * PodRequests / PodLimits, without the overhead): the app containers and
  * sidecars summed, against each init container with the sidecars before it,
  * the larger; `of` reads the amount from a list, saturating sums. */
+/* The huge page resource names the pod's containers, init containers and
+ * overhead request, each once (borrowed from the pod), at most room. */
+size_t pod_hugepage_names(const struct pod *pod, const char **names, size_t room);
+
 int64_t pod_resource_effective(const struct pod *pod, bool limits,
                                int64_t (*of)(const struct resource_list *l, const char *name),
                                const char *name);

@@ -182,27 +182,10 @@ static void add_hugepage(struct cgroup_resources *out, const struct pod *pod, co
 
 static void hugetlb_limits(const struct pod *pod, struct cgroup_resources *out)
 {
-        /* each name once, wherever it appears first */
-        const char *seen[32];
-        size_t n_seen = 0;
-        size_t n_lists = pod->n_containers + pod->n_init_containers + 1;
-        for (size_t k = 0; k < n_lists; k++) {
-                const struct resource_list *l =
-                    k < pod->n_containers ? &pod->containers[k].resources.requests
-                    : k < pod->n_containers + pod->n_init_containers
-                        ? &pod->init_containers[k - pod->n_containers].resources.requests
-                        : &pod->overhead;
-                for (size_t h = 0; h < l->n_hugepages; h++) {
-                        const char *name = l->hugepages[h].name;
-                        bool dup = false;
-                        for (size_t i = 0; i < n_seen && !dup; i++)
-                                dup = strcmp(seen[i], name) == 0;
-                        if (dup || n_seen == sizeof(seen) / sizeof(seen[0]))
-                                continue;
-                        seen[n_seen++] = name;
-                        add_hugepage(out, pod, name);
-                }
-        }
+        const char *names[32];
+        size_t n = pod_hugepage_names(pod, names, sizeof(names) / sizeof(names[0]));
+        for (size_t i = 0; i < n; i++)
+                add_hugepage(out, pod, names[i]);
 }
 
 void cm_pod_resource_config(const struct pod *pod, enum qos_class qos, int64_t pids_limit,

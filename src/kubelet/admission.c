@@ -120,23 +120,9 @@ static int64_t fit_request_of(const struct pod *pod, const char *name)
 static size_t native_names(const struct pod *pod, const char **names, size_t room)
 {
         size_t n = 0;
-        if (fit_request_of(pod, "ephemeral-storage") > 0)
+        if (fit_request_of(pod, "ephemeral-storage") > 0 && room > 0)
                 names[n++] = "ephemeral-storage";
-        for (size_t k = 0; k < pod->n_containers + pod->n_init_containers + 1; k++) {
-                const struct resource_list *l =
-                    k < pod->n_containers ? &pod->containers[k].resources.requests
-                    : k < pod->n_containers + pod->n_init_containers
-                        ? &pod->init_containers[k - pod->n_containers].resources.requests
-                        : &pod->overhead;
-                for (size_t h = 0; h < l->n_hugepages; h++) {
-                        bool seen = false;
-                        for (size_t i = 0; i < n && !seen; i++)
-                                seen = strcmp(names[i], l->hugepages[h].name) == 0;
-                        if (!seen && n < room)
-                                names[n++] = l->hugepages[h].name;
-                }
-        }
-        return n;
+        return n + pod_hugepage_names(pod, names + n, room - n);
 }
 
 void admission_pod_requests(const struct pod *pod, int64_t *cpu_milli, int64_t *memory)
