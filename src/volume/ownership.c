@@ -51,7 +51,9 @@ static void own_entry(int dir_fd, const char *dir_path, const char *name, const 
                 return; /* gone or replaced meanwhile */
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        if (chmod(proc, (now.st_mode & 07777) | mask_of(&now, read_only)) < 0)
+        /* the mode lstat saw: the chown just cleared setuid and setgid,
+         * which upstream's chmod (of the walk's FileInfo) puts back */
+        if (chmod(proc, (st->st_mode & 07777) | mask_of(st, read_only)) < 0)
                 LOG_ERROR("chmod failed", "path=\"%s/%s\" err=\"%s\"", dir_path, name,
                           strerror(errno));
 }

@@ -198,8 +198,15 @@ static void test_empty_dir_fs_group(void **state)
         /* not ready (set up but never marked): everything below gets the
          * group, group rw, directories x and setgid; the link itself is
          * regrouped, what it points to is not */
+        cleanup_free char *suid = xasprintf("%s/suid", root);
+        assert_int_equal(fs_write_file_atomic(suid, "s", 1, 0755, &err), 0);
+        assert_int_equal(chmod(suid, 04755), 0);
         assert_int_equal(unlink(ready), 0);
         assert_int_equal(volume_mount_pod_volumes(f->root, &pod, NULL, &paths, &err), 0);
+        /* the chown clears setuid; the mode set after it keeps it, as
+         * upstream's chmod of what the walk saw */
+        assert_int_equal(stat(suid, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 04775);
         assert_int_equal(stat(file, &st), 0);
         assert_int_equal(st.st_gid, 1234);
         assert_int_equal(st.st_mode & 07777, 0660);
