@@ -428,8 +428,8 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
         /* sortPodsByQOS: the pods it may preempt, by class */
         size_t n = n_active ? n_active : 1;
         const struct pod **be = xcalloc(n, sizeof(*be)), **bu = xcalloc(n, sizeof(*bu)),
-                         **gu = xcalloc(n, sizeof(*gu)), **all = xcalloc(n, sizeof(*all));
-        size_t n_be = 0, n_bu = 0, n_gu = 0, n_all = 0;
+                         **gu = xcalloc(n, sizeof(*gu));
+        size_t n_be = 0, n_bu = 0, n_gu = 0;
         for (size_t i = 0; i < n_active; i++) {
                 if (!preemptable(pod, active[i]))
                         continue;
@@ -448,13 +448,13 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
         int ret = -1;
         size_t n_v = 0;
         const struct pod **g_ev = xcalloc(n, sizeof(*g_ev)), **b_ev = xcalloc(n, sizeof(*b_ev)),
-                         **e_ev = xcalloc(n, sizeof(*e_ev)), **tmp = xcalloc(2 * n, sizeof(*tmp));
-        size_t n_g = 0, n_b = 0, n_e = 0, n_tmp;
-        memcpy(all, be, n_be * sizeof(*all));
-        memcpy(all + n_be, bu, n_bu * sizeof(*all));
-        memcpy(all + n_be + n_bu, gu, n_gu * sizeof(*all));
-        n_all = n_be + n_bu + n_gu;
-        struct reqs left = reqs_subtract(&need, all, n_all);
+                         **e_ev = xcalloc(n, sizeof(*e_ev));
+        size_t n_g = 0, n_b = 0, n_e = 0;
+        /* requests are never negative: subtracting two sets of pods in
+         * turn leaves what subtracting them together would */
+        struct reqs be_bu = reqs_subtract(&need, be, n_be);
+        be_bu = reqs_subtract(&be_bu, bu, n_bu);
+        struct reqs left = reqs_subtract(&be_bu, gu, n_gu);
         if (left.n > 0) {
                 char list[400];
                 reqs_string(&left, list, sizeof(list));
@@ -465,20 +465,16 @@ int admission_pods_to_preempt(const struct pod *pod, struct pod *const *active, 
         /* the guaranteed pods it takes with every besteffort and burstable
          * one gone; the burstable ones with every besteffort one and those;
          * the besteffort ones with those two */
-        struct reqs r = reqs_subtract(&need, all, n_be + n_bu);
+        struct reqs r = be_bu;
         bool found = by_distance(gu, n_gu, &r, g_ev, &n_g) == 0;
         if (found) {
-                memcpy(tmp, be, n_be * sizeof(*tmp));
-                memcpy(tmp + n_be, g_ev, n_g * sizeof(*tmp));
-                n_tmp = n_be + n_g;
-                r = reqs_subtract(&need, tmp, n_tmp);
+                r = reqs_subtract(&need, be, n_be);
+                r = reqs_subtract(&r, g_ev, n_g);
                 found = by_distance(bu, n_bu, &r, b_ev, &n_b) == 0;
         }
         if (found) {
-                memcpy(tmp, b_ev, n_b * sizeof(*tmp));
-                memcpy(tmp + n_b, g_ev, n_g * sizeof(*tmp));
-                n_tmp = n_b + n_g;
-                r = reqs_subtract(&need, tmp, n_tmp);
+                r = reqs_subtract(&need, b_ev, n_b);
+                r = reqs_subtract(&r, g_ev, n_g);
                 found = by_distance(be, n_be, &r, e_ev, &n_e) == 0;
         }
         if (!found) {
@@ -501,11 +497,9 @@ out:
         free(be);
         free(bu);
         free(gu);
-        free(all);
         free(g_ev);
         free(b_ev);
         free(e_ev);
-        free(tmp);
         return ret;
 }
 
