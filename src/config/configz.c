@@ -180,6 +180,25 @@ static void put_map_omitempty(json_t *obj, const char *key, const struct kv_list
         put(obj, key, map);
 }
 
+/* featureGates: map[string]bool, omitempty; keys sorted as encoding/json's */
+static void put_gates_omitempty(json_t *obj, const struct kv_list *l)
+{
+        if (l->n == 0)
+                return;
+        const struct kv **sorted = xcalloc(l->n, sizeof(*sorted));
+        for (size_t i = 0; i < l->n; i++)
+                sorted[i] = &l->items[i];
+        qsort(sorted, l->n, sizeof(*sorted), kv_cmp);
+        json_t *map = must(json_object());
+        for (size_t i = 0; i < l->n; i++) {
+                char *k = utf8_sanitize(sorted[i]->key);
+                put(map, k, json_boolean(strcmp(sorted[i]->value, "true") == 0));
+                free(k);
+        }
+        free(sorted);
+        put(obj, "featureGates", map);
+}
+
 /* filepath.Join(dir, name) for the self-signed pair's paths (dir is not
  * empty). */
 static char *cert_path(const char *dir, const char *name)
@@ -289,6 +308,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_int_omitempty(kc, "evictionMaxPodGracePeriod", cfg->eviction_max_pod_grace_period);
         put_map_omitempty(kc, "evictionMinimumReclaim", &cfg->eviction_minimum_reclaim);
         put(kc, "mergeDefaultEvictionSettings", json_boolean(cfg->merge_default_eviction_settings));
+        put_gates_omitempty(kc, &cfg->feature_gates);
         put(kc, "failSwapOn", json_boolean(cfg->fail_swap_on));
         /* a string with omitempty, then three pointers (always set) */
         put_string_omitempty(kc, "containerLogMaxSize", cfg->container_log_max_size);

@@ -89,6 +89,14 @@ void kcfg_kv_copy(struct kv_list *dst, const struct kv_list *src)
                 kcfg_kv_set(dst, src->items[i].key, src->items[i].value);
 }
 
+bool kubelet_config_feature_enabled(const struct kubelet_config *cfg, const char *name, bool dflt)
+{
+        for (size_t i = 0; i < cfg->feature_gates.n; i++)
+                if (strcmp(cfg->feature_gates.items[i].key, name) == 0)
+                        return strcmp(cfg->feature_gates.items[i].value, "true") == 0;
+        return dflt;
+}
+
 char *kcfg_path_clean(const char *p)
 {
         if (*p == '\0')
@@ -254,6 +262,7 @@ void kubelet_config_release(struct kubelet_config *cfg)
         kcfg_kv_clear(&cfg->eviction_soft);
         kcfg_kv_clear(&cfg->eviction_soft_grace);
         kcfg_kv_clear(&cfg->eviction_minimum_reclaim);
+        kcfg_kv_clear(&cfg->feature_gates);
         free(cfg->shutdown_by_priority);
         cfg->shutdown_by_priority = NULL;
         cfg->n_shutdown_by_priority = 0;
@@ -282,6 +291,7 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
         memset(&dst->eviction_soft, 0, sizeof(dst->eviction_soft));
         memset(&dst->eviction_soft_grace, 0, sizeof(dst->eviction_soft_grace));
         memset(&dst->eviction_minimum_reclaim, 0, sizeof(dst->eviction_minimum_reclaim));
+        memset(&dst->feature_gates, 0, sizeof(dst->feature_gates));
         kcfg_kv_copy(&dst->node_labels, &src->node_labels);
         kcfg_kv_copy(&dst->system_reserved, &src->system_reserved);
         kcfg_kv_copy(&dst->kube_reserved, &src->kube_reserved);
@@ -289,6 +299,7 @@ void kcfg_copy(struct kubelet_config *dst, const struct kubelet_config *src)
         kcfg_kv_copy(&dst->eviction_soft, &src->eviction_soft);
         kcfg_kv_copy(&dst->eviction_soft_grace, &src->eviction_soft_grace);
         kcfg_kv_copy(&dst->eviction_minimum_reclaim, &src->eviction_minimum_reclaim);
+        kcfg_kv_copy(&dst->feature_gates, &src->feature_gates);
 }
 
 /* nodeutil.GetHostname: the override or the kernel's hostname, trimmed of

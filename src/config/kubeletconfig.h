@@ -96,6 +96,11 @@ struct kubelet_config {
         int64_t eviction_pressure_transition_ms; /* --eviction-pressure-transition-period, 5m */
         int32_t eviction_max_pod_grace_period;   /* --eviction-max-pod-grace-period, 0 */
         bool merge_default_eviction_settings;    /* mergeDefaultEvictionSettings */
+        /* featureGates / --feature-gates Name=bool,...: "true" or "false"
+         * per gate named; the flag's gates win over the file's one by one.
+         * Acted on: PodAndContainerStatsFromCRI (src/stats); every other
+         * gate keeps upstream's default (a warning names them). */
+        struct kv_list feature_gates;
         /* graceful node shutdown (src/nodeshutdown): shutdownGracePeriod
          * and shutdownGracePeriodCriticalPods, or the by-priority list */
         int64_t shutdown_grace_period_ms;
@@ -179,6 +184,10 @@ int kubelet_config_load_buffer(struct kubelet_config *cfg, const char *name, con
  * upstream's container log manager parses it (upstream finds out when it
  * creates the kubelet, here at validation).  kubelet_flags_parse calls it. */
 int kubelet_config_validate(const struct kubelet_config *cfg, ck_error_t *err);
+
+/* Whether the feature gate `name` is on: its featureGates value, else
+ * `dflt` (upstream's default for this version). */
+bool kubelet_config_feature_enabled(const struct kubelet_config *cfg, const char *name, bool dflt);
 
 /* Parses a Go duration ("20s", "1m30s", "500ms", "1h2m3.5s", "-2h"; units
  * ns us ms s m h) as time.ParseDuration does, truncated to milliseconds.

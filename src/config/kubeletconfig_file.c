@@ -43,6 +43,7 @@ enum field_type {
         FT_DURATION, /* int64_t milliseconds */
         FT_STRINGS,  /* char ** NULL-terminated */
         FT_MAP,      /* struct kv_list, string values */
+        FT_GATES,    /* struct kv_list, boolean values kept as "true" / "false" */
 };
 
 /* A field ckubelet implements.  `zero_str` / `zero_num`: what a zero value
@@ -116,6 +117,7 @@ static const struct field_def fields[] = {
     F("evictionSoft", FT_MAP, eviction_soft, NULL, 0),
     F("evictionSoftGracePeriod", FT_MAP, eviction_soft_grace, NULL, 0),
     F("evictionMinimumReclaim", FT_MAP, eviction_minimum_reclaim, NULL, 0),
+    F("featureGates", FT_GATES, feature_gates, NULL, 0),
     F("evictionPressureTransitionPeriod", FT_DURATION, eviction_pressure_transition_ms, NULL,
       KCFG_DEFAULT_EVICTION_TRANSITION_MS),
     F("evictionMaxPodGracePeriod", FT_INT32, eviction_max_pod_grace_period, NULL, 0),
@@ -266,6 +268,25 @@ static int decode_field(struct decoder *d, const struct field_def *f, json_t *v,
                 json_object_foreach(v, key, item)
                 {
                         kcfg_kv_set(l, key, json_string_value(item));
+                }
+                return 0;
+        }
+        case FT_GATES: {
+                const char *key;
+                json_t *item;
+                if (!json_is_object(v))
+                        return type_error(d, f->name, "a map of booleans", err);
+                json_object_foreach(v, key, item)
+                {
+                        if (!json_is_boolean(item))
+                                return ck_error_make(err, 0, "%s: %s.%s: expected a boolean",
+                                                     d->name, f->name, key);
+                }
+                struct kv_list *l = (struct kv_list *)base;
+                kcfg_kv_clear(l);
+                json_object_foreach(v, key, item)
+                {
+                        kcfg_kv_set(l, key, json_is_true(item) ? "true" : "false");
                 }
                 return 0;
         }

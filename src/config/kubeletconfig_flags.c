@@ -12,6 +12,7 @@
  * that an upstream unit file still starts.
  */
 #include "config/kubeletconfig_internal.h"
+#include "util/cleanup.h"
 #include "util/goduration.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -32,6 +33,7 @@ enum flag_kind {
         K_MAP,       /* kv_list k=v,...; the first use replaces, later ones add */
         K_LMAP,      /* kv_list k<v,... (pflag's LangleSeparatedMapStringString) */
         K_LABELS,    /* kv_list k=v,... (k alone: empty value); always adds */
+        K_GATES,     /* kv_list k=bool,... (cliflag.MapStringBool); adds, a key's last wins */
         K_VERBOSITY, /* int, strconv.ParseUint(s, 10, 31) */
         K_HELP,
         K_VERSION,
@@ -125,6 +127,9 @@ static const struct flag_def flag_defs[] = {
     {"eviction-soft", 0, K_LMAP, OFF(eviction_soft), true,
      "A set of eviction thresholds (e.g. memory.available<1.5Gi) that if met over a "
      "corresponding grace period would trigger a pod eviction"},
+    {"feature-gates", 0, K_GATES, OFF(feature_gates), true,
+     "A set of key=value pairs that describe feature gates for alpha/experimental features. "
+     "ckubelet acts on PodAndContainerStatsFromCRI; every other gate keeps its default"},
     {"eviction-soft-grace-period", 0, K_MAP, OFF(eviction_soft_grace), true,
      "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long "
      "a soft eviction threshold must hold before triggering a pod eviction"},
@@ -302,6 +307,40 @@ static int set_map(struct kv_list *l, const char *value, bool labels, char sep, 
         return 0;
 }
 
+/* cliflag.MapStringBool: k=v pairs, v as strconv.ParseBool.  Not cleared
+ * by the first use: upstream merges the flag's gates over the file's. */
+static int set_gates(struct kv_list *l, const char *value, ck_error_t *err)
+{
+        const char *p = value;
+        for (;;) {
+                const char *comma = strchr(p, ',');
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                const char *eq = memchr(p, '=', len);
+                if (len > 0 && eq == NULL)
+                        return ck_error_make(err, 0, "malformed pair, expect string=bool");
+                if (len > 0) {
+                        char *k = trim_dup(p, (size_t)(eq - p));
+                        char *v = trim_dup(eq + 1, len - (size_t)(eq - p) - 1);
+                        bool b = false;
+                        cleanup_error ck_error_t why = NULL;
+                        int r = kcfg_parse_bool(v, &b, &why);
+                        if (r < 0)
+                                ck_error_make(err, 0, "invalid value of %s: %s, err: %s", k, v,
+                                              ck_error_msg(why));
+                        else
+                                kcfg_kv_set(l, k, b ? "true" : "false");
+                        free(k);
+                        free(v);
+                        if (r < 0)
+                                return -1;
+                }
+                if (comma == NULL)
+                        break;
+                p = comma + 1;
+        }
+        return 0;
+}
+
 /* pflag's stringSlice: readAsCSV (no quoting supported), replace then append. */
 static void set_strings(char ***list, const char *value, bool first_use)
 {
@@ -394,6 +433,10 @@ static int set_flag(struct parse_state *st, const struct flag_def *f, const char
         case K_LABELS:
                 if (set_map((struct kv_list *)base, value, f->kind == K_LABELS,
                             f->kind == K_LMAP ? '<' : '=', first_use, err) < 0)
+                        return invalid_value(f, value, err);
+                break;
+        case K_GATES:
+                if (set_gates((struct kv_list *)base, value, err) < 0)
                         return invalid_value(f, value, err);
                 break;
         case K_VERBOSITY: {
@@ -564,6 +607,28 @@ static int parse_args(struct parse_state *st, int argc, char **argv, ck_error_t 
         return 0;
 }
 
+/* The gates ckubelet acts on (kubeletconfig.h); the others are named in a
+ * warning, as upstream would act on them. */
+static void warn_gates(const struct kubelet_config *cfg)
+{
+        static const char *const acted_on[] = {"PodAndContainerStatsFromCRI"};
+        cleanup_free char *names = NULL;
+        for (size_t i = 0; i < cfg->feature_gates.n; i++) {
+                const char *k = cfg->feature_gates.items[i].key;
+                bool known = false;
+                for (size_t j = 0; j < sizeof(acted_on) / sizeof(acted_on[0]); j++)
+                        known = known || strcmp(k, acted_on[j]) == 0;
+                if (known)
+                        continue;
+                char *more = names ? xasprintf("%s, %s", names, k) : xstrdup(k);
+                free(names);
+                names = more;
+        }
+        if (names)
+                LOG_WARN("Feature gates that ckubelet does not act on keep their defaults",
+                         "gates=\"%s\"", names);
+}
+
 int kubelet_flags_parse(struct kubelet_config *cfg, int argc, char **argv,
                         enum kubelet_flags_action *action, ck_error_t *err)
 {
@@ -604,6 +669,7 @@ int kubelet_flags_parse(struct kubelet_config *cfg, int argc, char **argv,
         if (kcfg_finish(&work, err) < 0 || kubelet_config_validate(&work, err) < 0)
                 goto fail;
         log_set_verbosity(work.verbosity);
+        warn_gates(&work);
 done:
         kubelet_config_release(cfg);
         *cfg = work;
@@ -633,6 +699,8 @@ static const char *type_name(enum flag_kind k)
                 return "mapStringString";
         case K_LMAP:
                 return "mapStringString";
+        case K_GATES:
+                return "mapStringBool";
         case K_VERBOSITY:
                 return "Level";
         case K_BOOL:
@@ -675,6 +743,7 @@ static char *default_text(const struct flag_def *f, const struct kubelet_config 
         case K_MAP:
         case K_LMAP:
         case K_LABELS:
+        case K_GATES:
         case K_VERBOSITY:
         case K_HELP:
         case K_VERSION:

@@ -7,9 +7,11 @@
  * Which pods: the sandboxes of ListPodSandbox less the terminated ones that
  * have a successor (removeTerminatedPods); which containers: the running
  * ones of ListContainers (removeTerminatedContainers).  Their stats:
- * ListPodSandboxStats (listPodStatsStrictlyFromCRI), or ListContainerStats
- * grouped by sandbox (listPodStatsPartiallyFromCRI) when the runtime does
- * not implement it or it fails.  Each pod is then built by pod_stats.c.
+ * ListContainerStats grouped by sandbox (listPodStatsPartiallyFromCRI,
+ * upstream's default), or with the feature gate PodAndContainerStatsFromCRI
+ * ListPodSandboxStats (listPodStatsStrictlyFromCRI), ListContainerStats
+ * again when the runtime does not implement it or it fails.  Each pod is
+ * then built by pod_stats.c.
  */
 #include "stats/stats_internal.h"
 
@@ -250,7 +252,15 @@ void stats__collect_pods(struct stats_provider *p, struct stats_snapshot *s, int
         ctrs = select_containers(lc, &n_ctrs);
 
         Runtime__V1__PodSandboxStatsFilter ssf = RUNTIME__V1__POD_SANDBOX_STATS_FILTER__INIT;
-        if (cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
+        if (!p->pod_stats_from_cri) {
+                Runtime__V1__ContainerStatsFilter csf = RUNTIME__V1__CONTAINER_STATS_FILTER__INIT;
+                if (cri_list_container_stats(p->runtime, &csf, &cs, &err) < 0) {
+                        s->pods_error = xasprintf(
+                            "failed to list pod stats: failed to list all container stats: %s",
+                            ck_error_msg(err));
+                        goto out;
+                }
+        } else if (cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
                 bool unimpl = err && err->code == GRPC_UNIMPLEMENTED;
                 if (!unimpl || !p->sandbox_stats_unimplemented)
                         LOG_INFO(unimpl ? 2 : 1,

@@ -124,6 +124,7 @@ int stats_provider_new(const struct stats_options *o, struct stats_provider **ou
         p->volume_period_ns = o->volume_stats_period_ms == 0  ? DEFAULT_VOLUME_PERIOD_NS
                               : o->volume_stats_period_ms < 0 ? -1
                                                               : o->volume_stats_period_ms * 1000000;
+        p->pod_stats_from_cri = o->pod_stats_from_cri;
         if (o->now_real_ns && o->now_mono_ns) {
                 p->now_real_ns = o->now_real_ns;
                 p->now_mono_ns = o->now_mono_ns;

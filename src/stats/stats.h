@@ -13,11 +13,15 @@
  *   runtime     CRI ImageFsInfo (imageFs; containerFs is the same, as upstream)
  *   pods        CRI ListPodSandbox + ListContainers (which pods and containers
  *               exist, their names and start times: the sandbox and container
- *               metadata), ListPodSandboxStats (pod CPU, memory, network,
- *               process count and the containers' stats) or, when the runtime
- *               does not implement it or it fails, ListContainerStats; a field
- *               the runtime leaves out is read from the pod's or container's
- *               cgroup (<cgroup root>/kubepods[/burstable|/besteffort]/pod<uid>
+ *               metadata) and ListContainerStats (upstream's default,
+ *               listPodStatsPartiallyFromCRI), or with the feature gate
+ *               PodAndContainerStatsFromCRI ListPodSandboxStats (pod CPU,
+ *               memory, network, process count and the containers' stats),
+ *               ListContainerStats when the runtime does not implement it or
+ *               it fails; a field the runtime leaves out is read from the
+ *               pod's or container's cgroup, the pod's network from
+ *               /proc/<pid>/net/dev of its sandbox (<cgroup
+ * root>/kubepods[/burstable|/besteffort]/pod<uid>
  *               [/<container id>]); usageNanoCores the runtime leaves out is
  *               computed from two cumulative samples, the previous one cached
  *               per container (upstream getAndUpdateContainerUsageNanoCores)
@@ -125,6 +129,12 @@ struct stats_options {
         const char *system_cgroup;        /* --system-cgroups ("misc") */
         int64_t housekeeping_interval_ms; /* <= 0: 10 s (--housekeeping-interval) */
         int64_t volume_stats_period_ms;   /* 0: 1 min; < 0: no volume stats */
+        /* the feature gate PodAndContainerStatsFromCRI (upstream's default:
+         * off): ask ListPodSandboxStats first.  Off, the pods' stats come
+         * from ListContainerStats and the cgroups, as upstream with
+         * cAdvisor; containerd 1.6 answers ListPodSandboxStats about ten
+         * times slower (2.0 s against 0.18 s for 150 pods here) */
+        bool pod_stats_from_cri;
 
         /* Tests only: fixture trees instead of /sys/fs/cgroup, /proc and
          * /sys, and a clock (both functions or neither; ctx is passed back). */

@@ -579,6 +579,7 @@ struct stats_provider {
         struct cri_client *runtime, *image; /* image == runtime when one endpoint */
         struct stats_cpu_cache *cpu_cache;
         struct stats_volume_cache *volume_cache;
+        bool pod_stats_from_cri;          /* stats_options */
         bool sandbox_stats_unimplemented; /* logged once */
 
         /* the resource metrics' collect contexts (guarded by lock) */

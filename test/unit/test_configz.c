@@ -232,6 +232,7 @@ static void test_defaults_document(void **state)
         assert_int(kc, "port", 10250);
         assert_absent(kc, "kind");
         assert_absent(kc, "apiVersion");
+        assert_absent(kc, "featureGates"); /* omitempty */
         assert_absent(kc, "readOnlyPort"); /* 0: omitempty */
         assert_int(kc, "healthzPort", 10248);
         assert_absent(kc, "imageServiceEndpoint"); /* derived from the runtime's */
@@ -390,9 +391,15 @@ static void test_round_trip(void **state)
                           "--cgroups-per-qos=false", "--enable-server=false",
                           "--anonymous-auth=false", "--authentication-token-webhook",
                           "--authorization-mode=Webhook", "--cluster-dns=10.0.0.10,10.0.0.11",
-                          "--system-reserved=memory=500Mi,cpu=200m", "--kube-reserved=cpu=1"));
+                          "--system-reserved=memory=500Mi,cpu=200m", "--kube-reserved=cpu=1",
+                          "--feature-gates=Zeta=false,PodAndContainerStatsFromCRI=true"));
         json_t *doc = NULL, *kc = inner(&c, &doc);
         assert_str(kc, "resolvConf", "");
+        /* featureGates: booleans, keys sorted */
+        assert_bool(kc, "featureGates.PodAndContainerStatsFromCRI", true);
+        assert_bool(kc, "featureGates.Zeta", false);
+        assert_string_equal(json_object_iter_key(json_object_iter(at(kc, "featureGates"))),
+                            "PodAndContainerStatsFromCRI");
         assert_bool(kc, "enableServer", false);
         assert_bool(kc, "registerNode", false);
         assert_bool(kc, "serializeImagePulls", false);

@@ -743,6 +743,54 @@ static void test_flags_override_file(void **state)
         free(path);
 }
 
+/* featureGates / --feature-gates (cliflag.MapStringBool): the flag's gates
+ * win over the file's one by one; a gate not named keeps its default. */
+static void test_feature_gates(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        parse_ok(&c, ARGV("--fail-swap-on=false"));
+        assert_false(kubelet_config_feature_enabled(&c, "PodAndContainerStatsFromCRI", false));
+        assert_true(kubelet_config_feature_enabled(&c, "PodAndContainerStatsFromCRI", true));
+        kubelet_config_release(&c);
+
+        char *path =
+            write_file("gates.yaml",
+                       "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                       "kind: KubeletConfiguration\n"
+                       "authentication: {webhook: {enabled: false}, anonymous: {enabled: true}}\n"
+                       "authorization: {mode: AlwaysAllow}\n"
+                       "featureGates:\n"
+                       "  PodAndContainerStatsFromCRI: true\n"
+                       "  Foo: false\n");
+        char *cfgflag = NULL;
+        assert_true(asprintf(&cfgflag, "--config=%s", path) > 0);
+        parse_ok(&c, ARGV(cfgflag));
+        assert_true(kubelet_config_feature_enabled(&c, "PodAndContainerStatsFromCRI", false));
+        assert_false(kubelet_config_feature_enabled(&c, "Foo", true));
+        kubelet_config_release(&c);
+        /* the flag's value wins for its gate, the file's other gates stay */
+        parse_ok(&c, ARGV(cfgflag, "--feature-gates=PodAndContainerStatsFromCRI=False, Bar=1",
+                          "--feature-gates=Baz=t"));
+        assert_false(kubelet_config_feature_enabled(&c, "PodAndContainerStatsFromCRI", true));
+        assert_false(kubelet_config_feature_enabled(&c, "Foo", true));
+        assert_true(kubelet_config_feature_enabled(&c, "Bar", false));
+        assert_true(kubelet_config_feature_enabled(&c, "Baz", false));
+        assert_int_equal(c.feature_gates.n, 4);
+        kubelet_config_release(&c);
+        free(cfgflag);
+        free(path);
+
+        assert_parse_error(ARGV("--feature-gates=PodAndContainerStatsFromCRI=yes"),
+                           "invalid argument \"PodAndContainerStatsFromCRI=yes\" for "
+                           "\"--feature-gates\" flag: invalid value of "
+                           "PodAndContainerStatsFromCRI: yes, err: strconv.ParseBool: parsing "
+                           "\"yes\": invalid syntax");
+        assert_parse_error(ARGV("--feature-gates=Foo"),
+                           "invalid argument \"Foo\" for \"--feature-gates\" flag: malformed "
+                           "pair, expect string=bool");
+}
+
 static void test_zero_values_in_file_mean_default(void **state)
 {
         (void)state;
@@ -925,8 +973,13 @@ static void test_file_errors(void **state)
         /* upstream fields ckubelet does not implement are accepted */
         char *msg = load_error(HDR "evictionHard: {memory.available: 100Mi}\n"
                                    "authentication: {anonymous: {enabled: false}}\n"
-                                   "featureGates: {Foo: true}\ntlsCipherSuites: [a]\n");
+                                   "tlsCipherSuites: [a]\n");
         assert_null(msg);
+        /* a gate's value is a boolean, as upstream's map[string]bool */
+        assert_load_error(HDR "featureGates: {Foo: 'true'}\n",
+                          "t.yaml: featureGates.Foo: expected a boolean");
+        assert_load_error(HDR "featureGates: [Foo]\n",
+                          "t.yaml: featureGates: expected a map of booleans");
 }
 
 static void test_pod_logs_dir_must_be_normalized(void **state)
@@ -1329,6 +1382,7 @@ int main(void)
             cmocka_unit_test(test_file_sets_fields),
             cmocka_unit_test(test_json_file),
             cmocka_unit_test(test_flags_override_file),
+            cmocka_unit_test(test_feature_gates),
             cmocka_unit_test(test_zero_values_in_file_mean_default),
             cmocka_unit_test(test_user_namespaces),
             cmocka_unit_test(test_file_errors),

@@ -890,7 +890,7 @@ static struct stats_options options(struct fixture *f, char *endpoint)
         };
 }
 
-static int setup(void **state)
+static int setup_with(void **state, bool pod_stats_from_cri)
 {
         struct fixture *f = calloc(1, sizeof(*f));
         snprintf(f->base, sizeof(f->base), "/tmp/ck-stats-XXXXXX");
@@ -907,10 +907,24 @@ static int setup(void **state)
         f->server = fake_server_start(runtime_handler, &f->rt);
         char endpoint[160];
         struct stats_options o = options(f, endpoint);
+        o.pod_stats_from_cri = pod_stats_from_cri;
         ck_error_t err = NULL;
         assert_int_equal(stats_provider_new(&o, &f->p, &err), 0);
         *state = f;
         return 0;
+}
+
+/* The feature gate PodAndContainerStatsFromCRI on: the ListPodSandboxStats
+ * path, which most cases below check. */
+static int setup(void **state)
+{
+        return setup_with(state, true);
+}
+
+/* Upstream's default: ListContainerStats and the cgroups. */
+static int setup_partial(void **state)
+{
+        return setup_with(state, false);
 }
 
 static int teardown(void **state)
@@ -1203,15 +1217,9 @@ static void test_summary_network_completed_from_procs(void **state)
         assert_string_equal(jstr(s, "pods[0].network.interfaces[0].name"), "eth0");
 }
 
-static void test_summary_from_container_stats(void **state)
+/* What ListContainerStats and the cgroups give for the fixture's pods. */
+static void assert_partial_stats(json_t *s)
 {
-        struct fixture *f = *state;
-        f->rt.no_sandbox_stats = true;
-        ck_error_t err = NULL;
-        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
-        assert_non_null(s);
-        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 1);
-        assert_int_equal(atomic_load(&f->rt.container_stats), 1);
         assert_int_equal(json_array_size(jget(s, "pods")), 2);
         assert_int_equal(json_array_size(jget(s, "pods[0].containers")), 2);
         /* pod A's CPU and memory: its cgroup (what cAdvisor gives upstream) */
@@ -1229,6 +1237,32 @@ static void test_summary_from_container_stats(void **state)
         assert_int_equal(jint(s, "pods[1].memory.rssBytes"), 0);
         assert_int_equal(jint(s, "pods[1].network.rxBytes"), 900);
         assert_int_equal(jint(s, "pods[1].process_stats.process_count"), 2);
+}
+
+/* The gate on, and a runtime without ListPodSandboxStats */
+static void test_summary_from_container_stats(void **state)
+{
+        struct fixture *f = *state;
+        f->rt.no_sandbox_stats = true;
+        ck_error_t err = NULL;
+        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 1);
+        assert_int_equal(atomic_load(&f->rt.container_stats), 1);
+        assert_partial_stats(s);
+}
+
+/* The gate off (the default): ListPodSandboxStats is never asked, though
+ * the runtime has it */
+static void test_summary_default_asks_container_stats(void **state)
+{
+        struct fixture *f = *state;
+        ck_error_t err = NULL;
+        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 0);
+        assert_int_equal(atomic_load(&f->rt.container_stats), 1);
+        assert_partial_stats(s);
 }
 
 static void test_summary_errors(void **state)
@@ -1712,6 +1746,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_summary_shape, setup, teardown),
             cmocka_unit_test_setup_teardown(test_summary_only_cpu_and_memory, setup, teardown),
             cmocka_unit_test_setup_teardown(test_summary_from_container_stats, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_summary_default_asks_container_stats,
+                                            setup_partial, teardown),
             cmocka_unit_test_setup_teardown(test_summary_network_completed_from_procs, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_summary_errors, setup, teardown),
