@@ -98,8 +98,11 @@ struct kubelet_config {
         bool merge_default_eviction_settings;    /* mergeDefaultEvictionSettings */
         /* featureGates / --feature-gates Name=bool,...: "true" or "false"
          * per gate named; the flag's gates win over the file's one by one.
-         * Acted on: PodAndContainerStatsFromCRI (src/stats); every other
-         * gate keeps upstream's default (a warning names them). */
+         * Acted on: PodAndContainerStatsFromCRI (src/stats; alpha, so
+         * AllAlpha turns it on when it is not named); every other gate
+         * keeps upstream's default (a warning names them).  Names are not
+         * checked against upstream's list (upstream refuses an unknown
+         * one). */
         struct kv_list feature_gates;
         /* graceful node shutdown (src/nodeshutdown): shutdownGracePeriod
          * and shutdownGracePeriodCriticalPods, or the by-priority list */

@@ -278,7 +278,7 @@ static int decode_field(struct decoder *d, const struct field_def *f, json_t *v,
                         return type_error(d, f->name, "a map of booleans", err);
                 json_object_foreach(v, key, item)
                 {
-                        if (!json_is_boolean(item))
+                        if (!json_is_boolean(item) && !json_is_null(item))
                                 return ck_error_make(err, 0, "%s: %s.%s: expected a boolean",
                                                      d->name, f->name, key);
                 }
@@ -286,6 +286,7 @@ static int decode_field(struct decoder *d, const struct field_def *f, json_t *v,
                 kcfg_kv_clear(l);
                 json_object_foreach(v, key, item)
                 {
+                        /* null: false, as encoding/json leaves a bool */
                         kcfg_kv_set(l, key, json_is_true(item) ? "true" : "false");
                 }
                 return 0;

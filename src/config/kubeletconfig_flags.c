@@ -127,9 +127,6 @@ static const struct flag_def flag_defs[] = {
     {"eviction-soft", 0, K_LMAP, OFF(eviction_soft), true,
      "A set of eviction thresholds (e.g. memory.available<1.5Gi) that if met over a "
      "corresponding grace period would trigger a pod eviction"},
-    {"feature-gates", 0, K_GATES, OFF(feature_gates), true,
-     "A set of key=value pairs that describe feature gates for alpha/experimental features. "
-     "ckubelet acts on PodAndContainerStatsFromCRI; every other gate keeps its default"},
     {"eviction-soft-grace-period", 0, K_MAP, OFF(eviction_soft_grace), true,
      "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long "
      "a soft eviction threshold must hold before triggering a pod eviction"},
@@ -137,6 +134,10 @@ static const struct flag_def flag_defs[] = {
      "Prevent the kubelet from starting on the host using cgroup v1."},
     {"fail-swap-on", 0, K_BOOL, OFF(fail_swap_on), true,
      "Makes the Kubelet fail to start if swap is enabled on the node"},
+    {"feature-gates", 0, K_GATES, OFF(feature_gates), true,
+     "A set of key=value pairs that describe feature gates for alpha/experimental features. "
+     "ckubelet acts on PodAndContainerStatsFromCRI and AllAlpha; every other gate keeps its "
+     "default"},
     {"file-check-frequency", 0, K_DURATION, OFF(file_check_frequency_ms), true,
      "Duration between checking config files for new data"},
     {"healthz-bind-address", 0, K_IP, OFF(healthz_bind_address), true,
@@ -611,7 +612,7 @@ static int parse_args(struct parse_state *st, int argc, char **argv, ck_error_t 
  * warning, as upstream would act on them. */
 static void warn_gates(const struct kubelet_config *cfg)
 {
-        static const char *const acted_on[] = {"PodAndContainerStatsFromCRI"};
+        static const char *const acted_on[] = {"AllAlpha", "PodAndContainerStatsFromCRI"};
         cleanup_free char *names = NULL;
         for (size_t i = 0; i < cfg->feature_gates.n; i++) {
                 const char *k = cfg->feature_gates.items[i].key;

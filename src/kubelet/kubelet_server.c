@@ -1040,8 +1040,10 @@ int kubelet_stats_provider_new(const struct kubelet_config *cfg, struct stats_pr
             .systemd_cgroups = cfg->cgroup_driver && strcmp(cfg->cgroup_driver, "systemd") == 0,
             /* the provider's 0 is its default; a negative one: none */
             .volume_stats_period_ms = cfg->volume_stats_agg_period_ms,
-            .pod_stats_from_cri =
-                kubelet_config_feature_enabled(cfg, "PodAndContainerStatsFromCRI", false),
+            /* an alpha gate: AllAlpha is its default */
+            .pod_stats_from_cri = kubelet_config_feature_enabled(
+                cfg, "PodAndContainerStatsFromCRI",
+                kubelet_config_feature_enabled(cfg, "AllAlpha", false)),
         };
         if (stats_provider_new(&sto, out, err) < 0)
                 return ck_error_wrap(err, "stats provider");

@@ -7,7 +7,7 @@
  *     submission replaces the pending one;
  *   - a kill is never replaced by a sync (kill wins over everything).
  * Each thread owns its own CRI connection.  A kill queued while every
- * thread is busy gets a thread of its own (up to 64 beside the pool, gone
+ * thread is busy gets a thread of its own (up to 256 beside the pool, gone
  * when the queue is empty): kills wait out grace periods, and upstream stops
  * every pod at once; syncs keep to the pool.
  */

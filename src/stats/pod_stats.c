@@ -112,6 +112,27 @@ static char *pod_cgroup(const struct stats_provider *p, const char *uid)
         return NULL;
 }
 
+/* A container's cgroup under its pod's, as its runtime names it: the ID
+ * (containerd, the dockershim: cgroupfs driver), a scope of the systemd
+ * driver (cri-containerd-, crio-, docker-<id>.scope), CRI-O's crio-<id>
+ * (cgroupfs).  NULL when there is no pod cgroup or none of them exists. */
+static char *container_cgroup(const struct stats_provider *p, const char *pod_cg, const char *id)
+{
+        static const char *const forms[][2] = {
+            {"", ""},      {"cri-containerd-", ".scope"}, {"crio-", ".scope"},
+            {"crio-", ""}, {"docker-", ".scope"},
+        };
+        if (pod_cg == NULL || !safe_component(id))
+                return NULL;
+        for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+                char *name = xasprintf("%s/%s%s%s", pod_cg, forms[i][0], id, forms[i][1]);
+                if (stats__cgroup_exists(&p->cgroupfs, name))
+                        return name;
+                free(name);
+        }
+        return NULL;
+}
+
 /* A cgroup's readings, taken once when a field is missing. */
 struct lazy_cgroup {
         const char *name; /* NULL: none */
@@ -231,8 +252,7 @@ static void build_container(struct stats_refresh *r, const struct stats_pod *pod
             cs->attributes->metadata ? cs->attributes->metadata : ctr->metadata;
         out->name = xstrdup(md ? str_or_empty(md->name) : "");
         out->start_ns = ctr->created_at;
-        cleanup_free char *cg_name =
-            pod_cg && safe_component(id) ? xasprintf("%s/%s", pod_cg, id) : NULL;
+        cleanup_free char *cg_name = container_cgroup(r->p, pod_cg, id);
         struct lazy_cgroup cg = {.name = cg_name};
         out->id = xstrdup(id);
         out->image = xstrdup(image_of(ctr));
@@ -428,10 +448,8 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
         struct lazy_cgroup *c;
         pod->sandbox_id = xstrdup(str_or_empty(b->sandbox->id));
         view_read(r, pod_cg, false, &pod->cgroup);
-        if (pod_cg && safe_component(pod->sandbox_id)) {
-                cleanup_free char *sb_cg = xasprintf("%s/%s", pod_cg, pod->sandbox_id);
-                view_read(r, sb_cg, true, &pod->sandbox_cgroup);
-        }
+        cleanup_free char *sb_cg = container_cgroup(r->p, pod_cg, pod->sandbox_id);
+        view_read(r, sb_cg, true, &pod->sandbox_cgroup);
 
         pod->containers = xcalloc(b->n_cs + 1, sizeof(*pod->containers));
         for (size_t i = 0; i < b->n_cs; i++)
@@ -505,11 +523,9 @@ void stats__build_pod(struct stats_refresh *r, const struct stats_pod_build *b,
                 bool any = false;
                 uint64_t sum = 0;
                 for (size_t i = 0; i < b->n_cs; i++) {
-                        const char *id = b->cs[i]->attributes->id;
-                        if (!safe_component(id))
-                                continue;
-                        cleanup_free char *name = xasprintf("%s/%s", pod_cg, id);
-                        if (!stats__cgroup_exists(&r->p->cgroupfs, name))
+                        cleanup_free char *name =
+                            container_cgroup(r->p, pod_cg, b->cs[i]->attributes->id);
+                        if (name == NULL)
                                 continue;
                         any = true;
                         sum += (uint64_t)stats__cgroup_procs(&r->p->cgroupfs, name, false, NULL);

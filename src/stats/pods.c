@@ -9,9 +9,9 @@
  * ones of ListContainers (removeTerminatedContainers).  Their stats:
  * ListContainerStats grouped by sandbox (listPodStatsPartiallyFromCRI,
  * upstream's default), or with the feature gate PodAndContainerStatsFromCRI
- * ListPodSandboxStats (listPodStatsStrictlyFromCRI), ListContainerStats
- * again when the runtime does not implement it or it fails.  Each pod is
- * then built by pod_stats.c.
+ * ListPodSandboxStats (listPodStatsStrictlyFromCRI; ListContainerStats when
+ * the runtime does not implement it).  Without pod cgroups, ListPodSandboxStats
+ * too when the runtime answers it.  Each pod is then built by pod_stats.c.
  */
 #include "stats/stats_internal.h"
 
@@ -251,25 +251,35 @@ void stats__collect_pods(struct stats_provider *p, struct stats_snapshot *s, int
         sbs = select_sandboxes(ls, &n_sbs);
         ctrs = select_containers(lc, &n_ctrs);
 
+        /* The gate asks for ListPodSandboxStats (strictly: only a runtime
+         * that does not implement it falls back).  Without pod cgroups
+         * (cgroupsPerQOS false) it is also the only source of the pods'
+         * network and process counts, which upstream's cAdvisor reads from
+         * the sandbox's own cgroup: ask it, and fall back on any error. */
+        bool strict = p->pod_stats_from_cri;
         Runtime__V1__PodSandboxStatsFilter ssf = RUNTIME__V1__POD_SANDBOX_STATS_FILTER__INIT;
-        if (!p->pod_stats_from_cri) {
-                Runtime__V1__ContainerStatsFilter csf = RUNTIME__V1__CONTAINER_STATS_FILTER__INIT;
-                if (cri_list_container_stats(p->runtime, &csf, &cs, &err) < 0) {
-                        s->pods_error = xasprintf(
-                            "failed to list pod stats: failed to list all container stats: %s",
-                            ck_error_msg(err));
+        if ((strict || p->kubepods == NULL) &&
+            cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
+                bool unimpl = err && err->code == GRPC_UNIMPLEMENTED;
+                if (strict && !unimpl) {
+                        s->pods_error =
+                            xasprintf("failed to list pod stats: %s", ck_error_msg(err));
                         goto out;
                 }
-        } else if (cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
-                bool unimpl = err && err->code == GRPC_UNIMPLEMENTED;
                 if (!unimpl || !p->sandbox_stats_unimplemented)
-                        LOG_INFO(unimpl ? 2 : 1,
-                                 "ListPodSandboxStats failed, using ListContainerStats",
+                        LOG_INFO(strict ? 5 : 2,
+                                 strict ? "CRI implementation must be updated to support "
+                                          "ListPodSandboxStats if PodAndContainerStatsFromCRI "
+                                          "feature gate is enabled. Falling back to populating "
+                                          "with cAdvisor; this call will fail in the future."
+                                        : "ListPodSandboxStats failed, using ListContainerStats",
                                  "err=\"%s\"", ck_error_msg(err));
                 if (unimpl)
                         p->sandbox_stats_unimplemented = true;
                 ck_error_release(&err);
                 ss = NULL;
+        }
+        if (ss == NULL) {
                 Runtime__V1__ContainerStatsFilter csf = RUNTIME__V1__CONTAINER_STATS_FILTER__INIT;
                 if (cri_list_container_stats(p->runtime, &csf, &cs, &err) < 0) {
                         s->pods_error = xasprintf(

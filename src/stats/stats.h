@@ -16,15 +16,18 @@
  *               metadata) and ListContainerStats (upstream's default,
  *               listPodStatsPartiallyFromCRI), or with the feature gate
  *               PodAndContainerStatsFromCRI ListPodSandboxStats (pod CPU,
- *               memory, network, process count and the containers' stats),
- *               ListContainerStats when the runtime does not implement it or
- *               it fails; a field the runtime leaves out is read from the
- *               pod's or container's cgroup, the pod's network from
- *               /proc/<pid>/net/dev of its sandbox (<cgroup
- * root>/kubepods[/burstable|/besteffort]/pod<uid>
- *               [/<container id>]); usageNanoCores the runtime leaves out is
- *               computed from two cumulative samples, the previous one cached
- *               per container (upstream getAndUpdateContainerUsageNanoCores)
+ *               memory, network, process count and the containers' stats;
+ *               ListContainerStats when the runtime does not implement it);
+ *               without pod cgroups ListPodSandboxStats too, when the
+ *               runtime answers it.  A field the runtime leaves out is read
+ *               from the pod's cgroup (<cgroup root>/kubepods[/burstable|
+ *               /besteffort]/pod<uid>) or the container's (under it, named
+ *               as the runtime names it), the pod's network from
+ *               /proc/<pid>/net/dev of one of the pod's processes (they
+ *               share the sandbox's network namespace); usageNanoCores the
+ *               runtime leaves out is computed from two cumulative samples,
+ *               the previous one cached per container (upstream
+ *               getAndUpdateContainerUsageNanoCores)
  *   disk        container logs (<pod logs dir>/<ns>_<name>_<uid>/<container>/),
  *               the pod's etc-hosts and its volumes (emptyDir, configMap,
  *               secret, downwardAPI, projected under <root>/pods/<uid>/volumes)

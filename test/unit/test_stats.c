@@ -452,6 +452,7 @@ struct runtime {
         bool no_sandbox_stats; /* ListPodSandboxStats is UNIMPLEMENTED */
         int fail_containers;   /* != 0: ListContainers fails with this code */
         int fail_image_fs;
+        int fail_sandbox_stats;    /* != 0: ListPodSandboxStats fails with this code */
         atomic_bool hold_image_fs; /* ImageFsInfo waits while set */
         const char *image_mountpoint;
         atomic_int list_containers, list_sandboxes, sandbox_stats, container_stats, image_fs;
@@ -691,8 +692,9 @@ static void runtime_handler(struct fake_server *s, const struct fake_request *re
                 pack_reply(reply, &out.base);
         } else if (METHOD(req->path, "RuntimeService/ListPodSandboxStats")) {
                 atomic_fetch_add(&rt->sandbox_stats, 1);
-                if (rt->no_sandbox_stats) {
-                        fail_reply(reply, GRPC_UNIMPLEMENTED);
+                if (rt->no_sandbox_stats || rt->fail_sandbox_stats) {
+                        fail_reply(reply, rt->fail_sandbox_stats ? rt->fail_sandbox_stats
+                                                                 : GRPC_UNIMPLEMENTED);
                         return;
                 }
                 int64_t now = atomic_load(&rt->now_ns);
@@ -890,7 +892,7 @@ static struct stats_options options(struct fixture *f, char *endpoint)
         };
 }
 
-static int setup_with(void **state, bool pod_stats_from_cri)
+static int setup_with(void **state, bool pod_stats_from_cri, bool cgroups_per_qos)
 {
         struct fixture *f = calloc(1, sizeof(*f));
         snprintf(f->base, sizeof(f->base), "/tmp/ck-stats-XXXXXX");
@@ -908,23 +910,29 @@ static int setup_with(void **state, bool pod_stats_from_cri)
         char endpoint[160];
         struct stats_options o = options(f, endpoint);
         o.pod_stats_from_cri = pod_stats_from_cri;
+        o.cgroups_per_qos = cgroups_per_qos;
         ck_error_t err = NULL;
         assert_int_equal(stats_provider_new(&o, &f->p, &err), 0);
         *state = f;
         return 0;
 }
 
-/* The feature gate PodAndContainerStatsFromCRI on: the ListPodSandboxStats
- * path, which most cases below check. */
+/* Upstream's default: ListContainerStats and the cgroups. */
 static int setup(void **state)
 {
-        return setup_with(state, true);
+        return setup_with(state, false, true);
 }
 
-/* Upstream's default: ListContainerStats and the cgroups. */
-static int setup_partial(void **state)
+/* The feature gate PodAndContainerStatsFromCRI on: ListPodSandboxStats. */
+static int setup_from_cri(void **state)
 {
-        return setup_with(state, false);
+        return setup_with(state, true, true);
+}
+
+/* cgroupsPerQOS false: no pod cgroups */
+static int setup_no_pod_cgroups(void **state)
+{
+        return setup_with(state, false, false);
 }
 
 static int teardown(void **state)
@@ -1263,6 +1271,57 @@ static void test_summary_default_asks_container_stats(void **state)
         assert_int_equal(atomic_load(&f->rt.sandbox_stats), 0);
         assert_int_equal(atomic_load(&f->rt.container_stats), 1);
         assert_partial_stats(s);
+}
+
+/* A runtime names a container's cgroup as it likes: the process count
+ * still finds it (here containerd's systemd scope). */
+static void test_summary_container_cgroup_names(void **state)
+{
+        struct fixture *f = *state;
+        ck_error_t err = NULL;
+        cleanup_free char *old = xasprintf("%s/kubepods/besteffort/poduid-b/c-b1", f->cg);
+        assert_int_equal(fs_remove_all(old, &err), 0);
+        write_file(f->cg, "kubepods/besteffort/poduid-b/cri-containerd-c-b1.scope/cgroup.procs",
+                   "4243\n4244\n4245\n");
+        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(jint(s, "pods[1].process_stats.process_count"), 3);
+}
+
+/* The gate on: a ListPodSandboxStats that fails for another reason than
+ * UNIMPLEMENTED fails the pods' stats, as upstream's ListPodStats */
+static void test_summary_from_cri_fails(void **state)
+{
+        struct fixture *f = *state;
+        f->rt.fail_sandbox_stats = GRPC_UNAVAILABLE;
+        ck_error_t err = NULL;
+        assert_null(stats_summary_json(f->p, false, &err));
+        assert_string_equal(err->msg, "failed to list pod stats: CRI ListPodSandboxStats: rpc "
+                                      "error 14: the runtime is unhappy");
+        ck_error_release(&err);
+        assert_int_equal(atomic_load(&f->rt.container_stats), 0);
+}
+
+/* No pod cgroups: ListPodSandboxStats gives the pods' network and process
+ * counts; a failure falls back to ListContainerStats */
+static void test_summary_without_pod_cgroups(void **state)
+{
+        struct fixture *f = *state;
+        ck_error_t err = NULL;
+        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+        assert_non_null(s);
+        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 1);
+        assert_int_equal(atomic_load(&f->rt.container_stats), 0);
+        assert_int_equal(jint(s, "pods[0].network.rxBytes"), 100); /* the runtime's */
+        assert_int_equal(json_array_size(jget(s, "pods")), 2);
+
+        advance(f, INTERVAL_MS * 1000000ll);
+        f->rt.fail_sandbox_stats = GRPC_UNAVAILABLE;
+        cleanup_json json_t *s2 = stats_summary_json(f->p, false, &err);
+        assert_non_null(s2);
+        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 2);
+        assert_int_equal(atomic_load(&f->rt.container_stats), 1);
+        assert_int_equal(json_array_size(jget(s2, "pods")), 2);
 }
 
 static void test_summary_errors(void **state)
@@ -1743,13 +1802,19 @@ int main(void)
             cmocka_unit_test(test_disk_usage),
             cmocka_unit_test(test_machine_info_read),
             cmocka_unit_test(test_provider_options),
-            cmocka_unit_test_setup_teardown(test_summary_shape, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_summary_only_cpu_and_memory, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_summary_from_container_stats, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_summary_default_asks_container_stats,
-                                            setup_partial, teardown),
-            cmocka_unit_test_setup_teardown(test_summary_network_completed_from_procs, setup,
+            cmocka_unit_test_setup_teardown(test_summary_shape, setup_from_cri, teardown),
+            cmocka_unit_test_setup_teardown(test_summary_only_cpu_and_memory, setup_from_cri,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_summary_from_container_stats, setup_from_cri,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_summary_default_asks_container_stats, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_summary_container_cgroup_names, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_summary_from_cri_fails, setup_from_cri, teardown),
+            cmocka_unit_test_setup_teardown(test_summary_without_pod_cgroups, setup_no_pod_cgroups,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_summary_network_completed_from_procs,
+                                            setup_from_cri, teardown),
             cmocka_unit_test_setup_teardown(test_summary_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_within_interval, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_concurrent_callers, setup, teardown),
@@ -1760,7 +1825,8 @@ int main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_text, setup, teardown),
             cmocka_unit_test_setup_teardown(test_resource_metrics_error, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_resource_metrics_from_runtime, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_resource_metrics_from_runtime, setup_from_cri,
+                                            teardown),
             cmocka_unit_test_setup_teardown(test_cadvisor_views, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
