@@ -628,6 +628,9 @@ static void warn_gates(const struct kubelet_config *cfg)
         if (names)
                 LOG_WARN("Feature gates that ckubelet does not act on keep their defaults",
                          "gates=\"%s\"", names);
+        if (kubelet_config_feature_enabled(cfg, "AllAlpha", false))
+                LOG_WARN("AllAlpha turns on one alpha gate in ckubelet: "
+                         "PodAndContainerStatsFromCRI");
 }
 
 int kubelet_flags_parse(struct kubelet_config *cfg, int argc, char **argv,

@@ -10,8 +10,8 @@
  * ListContainerStats grouped by sandbox (listPodStatsPartiallyFromCRI,
  * upstream's default), or with the feature gate PodAndContainerStatsFromCRI
  * ListPodSandboxStats (listPodStatsStrictlyFromCRI; ListContainerStats when
- * the runtime does not implement it).  Without pod cgroups, ListPodSandboxStats
- * too when the runtime answers it.  Each pod is then built by pod_stats.c.
+ * the runtime does not implement it).  Each pod is then built by
+ * pod_stats.c.
  */
 #include "stats/stats_internal.h"
 
@@ -251,31 +251,23 @@ void stats__collect_pods(struct stats_provider *p, struct stats_snapshot *s, int
         sbs = select_sandboxes(ls, &n_sbs);
         ctrs = select_containers(lc, &n_ctrs);
 
-        /* The gate asks for ListPodSandboxStats (strictly: only a runtime
-         * that does not implement it falls back).  Without pod cgroups
-         * (cgroupsPerQOS false) it is also the only source of the pods'
-         * network and process counts, which upstream's cAdvisor reads from
-         * the sandbox's own cgroup: ask it, and fall back on any error. */
-        bool strict = p->pod_stats_from_cri;
+        /* The gate asks for ListPodSandboxStats, strictly: only a runtime
+         * that does not implement it falls back. */
         Runtime__V1__PodSandboxStatsFilter ssf = RUNTIME__V1__POD_SANDBOX_STATS_FILTER__INIT;
-        if ((strict || p->kubepods == NULL) &&
-            cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
-                bool unimpl = err && err->code == GRPC_UNIMPLEMENTED;
-                if (strict && !unimpl) {
+        if (p->pod_stats_from_cri && cri_list_pod_sandbox_stats(p->runtime, &ssf, &ss, &err) < 0) {
+                if (err == NULL || err->code != GRPC_UNIMPLEMENTED) {
                         s->pods_error =
                             xasprintf("failed to list pod stats: %s", ck_error_msg(err));
                         goto out;
                 }
-                if (!unimpl || !p->sandbox_stats_unimplemented)
-                        LOG_INFO(strict ? 5 : 2,
-                                 strict ? "CRI implementation must be updated to support "
-                                          "ListPodSandboxStats if PodAndContainerStatsFromCRI "
-                                          "feature gate is enabled. Falling back to populating "
-                                          "with cAdvisor; this call will fail in the future."
-                                        : "ListPodSandboxStats failed, using ListContainerStats",
+                if (!p->sandbox_stats_unimplemented)
+                        LOG_INFO(5,
+                                 "CRI implementation must be updated to support "
+                                 "ListPodSandboxStats if PodAndContainerStatsFromCRI feature gate "
+                                 "is enabled. Falling back to populating with cAdvisor; this call "
+                                 "will fail in the future.",
                                  "err=\"%s\"", ck_error_msg(err));
-                if (unimpl)
-                        p->sandbox_stats_unimplemented = true;
+                p->sandbox_stats_unimplemented = true;
                 ck_error_release(&err);
                 ss = NULL;
         }

@@ -17,9 +17,8 @@
  *               listPodStatsPartiallyFromCRI), or with the feature gate
  *               PodAndContainerStatsFromCRI ListPodSandboxStats (pod CPU,
  *               memory, network, process count and the containers' stats;
- *               ListContainerStats when the runtime does not implement it);
- *               without pod cgroups ListPodSandboxStats too, when the
- *               runtime answers it.  A field the runtime leaves out is read
+ *               ListContainerStats when the runtime does not implement it).
+ *               A field the runtime leaves out is read
  *               from the pod's cgroup (<cgroup root>/kubepods[/burstable|
  *               /besteffort]/pod<uid>) or the container's (under it, named
  *               as the runtime names it), the pod's network from
@@ -27,7 +26,10 @@
  *               share the sandbox's network namespace); usageNanoCores the
  *               runtime leaves out is computed from two cumulative samples,
  *               the previous one cached per container (upstream
- *               getAndUpdateContainerUsageNanoCores)
+ *               getAndUpdateContainerUsageNanoCores).  Without pod cgroups
+ *               (cgroupsPerQOS false) a pod's CPU and memory are its
+ *               containers' sums, and it has no network or process count
+ *               (upstream's cAdvisor reads them from the sandbox's cgroup)
  *   disk        container logs (<pod logs dir>/<ns>_<name>_<uid>/<container>/),
  *               the pod's etc-hosts and its volumes (emptyDir, configMap,
  *               secret, downwardAPI, projected under <root>/pods/<uid>/volumes)

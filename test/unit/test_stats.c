@@ -1273,19 +1273,32 @@ static void test_summary_default_asks_container_stats(void **state)
         assert_partial_stats(s);
 }
 
-/* A runtime names a container's cgroup as it likes: the process count
- * still finds it (here containerd's systemd scope). */
+/* A runtime names a container's cgroup as it likes: the process count and
+ * the cAdvisor view still find it. */
 static void test_summary_container_cgroup_names(void **state)
 {
         struct fixture *f = *state;
+        static const char *const forms[] = {"cri-containerd-c-b1.scope", "crio-c-b1.scope",
+                                            "crio-c-b1", "docker-c-b1.scope", "c-b1"};
+        cleanup_free char *pod = xasprintf("%s/kubepods/besteffort/poduid-b", f->cg);
         ck_error_t err = NULL;
-        cleanup_free char *old = xasprintf("%s/kubepods/besteffort/poduid-b/c-b1", f->cg);
-        assert_int_equal(fs_remove_all(old, &err), 0);
-        write_file(f->cg, "kubepods/besteffort/poduid-b/cri-containerd-c-b1.scope/cgroup.procs",
-                   "4243\n4244\n4245\n");
-        cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
-        assert_non_null(s);
-        assert_int_equal(jint(s, "pods[1].process_stats.process_count"), 3);
+        for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+                cleanup_free char *old = xasprintf("%s/c-b1", pod);
+                assert_int_equal(fs_remove_all(old, &err), 0);
+                if (i > 0) {
+                        cleanup_free char *prev = xasprintf("%s/%s", pod, forms[i - 1]);
+                        assert_int_equal(fs_remove_all(prev, &err), 0);
+                }
+                cleanup_free char *rel =
+                    xasprintf("kubepods/besteffort/poduid-b/%s/cgroup.procs", forms[i]);
+                write_file(f->cg, rel, i % 2 ? "4243\n" : "4243\n4244\n4245\n");
+                advance(f, INTERVAL_MS * 1000000ll);
+                cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
+                assert_non_null(s);
+                if (jint(s, "pods[1].process_stats.process_count") != (i % 2 ? 1 : 3))
+                        fail_msg("%s: process count %lld", forms[i],
+                                 (long long)jint(s, "pods[1].process_stats.process_count"));
+        }
 }
 
 /* The gate on: a ListPodSandboxStats that fails for another reason than
@@ -1302,26 +1315,24 @@ static void test_summary_from_cri_fails(void **state)
         assert_int_equal(atomic_load(&f->rt.container_stats), 0);
 }
 
-/* No pod cgroups: ListPodSandboxStats gives the pods' network and process
- * counts; a failure falls back to ListContainerStats */
+/* No pod cgroups (cgroupsPerQOS false): ListContainerStats alone, the
+ * pods' CPU and memory summed over their containers, no network */
 static void test_summary_without_pod_cgroups(void **state)
 {
         struct fixture *f = *state;
         ck_error_t err = NULL;
         cleanup_json json_t *s = stats_summary_json(f->p, false, &err);
         assert_non_null(s);
-        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 1);
-        assert_int_equal(atomic_load(&f->rt.container_stats), 0);
-        assert_int_equal(jint(s, "pods[0].network.rxBytes"), 100); /* the runtime's */
-        assert_int_equal(json_array_size(jget(s, "pods")), 2);
-
-        advance(f, INTERVAL_MS * 1000000ll);
-        f->rt.fail_sandbox_stats = GRPC_UNAVAILABLE;
-        cleanup_json json_t *s2 = stats_summary_json(f->p, false, &err);
-        assert_non_null(s2);
-        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 2);
+        assert_int_equal(atomic_load(&f->rt.sandbox_stats), 0);
         assert_int_equal(atomic_load(&f->rt.container_stats), 1);
-        assert_int_equal(json_array_size(jget(s2, "pods")), 2);
+        assert_int_equal(json_array_size(jget(s, "pods")), 2);
+        /* pod A: its containers' sums, not its cgroup's 7 s */
+        assert_int_equal(jint(s, "pods[0].cpu.usageCoreNanoSeconds"),
+                         jint(s, "pods[0].containers[0].cpu.usageCoreNanoSeconds") +
+                             jint(s, "pods[0].containers[1].cpu.usageCoreNanoSeconds"));
+        assert_true(jint(s, "pods[0].cpu.usageCoreNanoSeconds") != 7 * SEC);
+        assert_absent(s, "pods[0].network");
+        assert_absent(s, "pods[0].process_stats");
 }
 
 static void test_summary_errors(void **state)
