@@ -108,6 +108,10 @@ $(BUILD)/bench/prober_cpu: bench/prober_cpu.c $(BUILD)/libckubelet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -Itest/unit $< -o $@ $(BUILD)/libckubelet.a $(LIBS) -lcmocka
 
+$(BUILD)/bench/pod_memory: bench/pod_memory.c $(BUILD)/libckubelet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $< -o $@ $(BUILD)/libckubelet.a $(LIBS)
+
 unit: $(UNIT_BINS)
 	@test/run-unit $(BUILD)/unit $(UNIT_BINS)
 asan: $(ASAN_BINS)

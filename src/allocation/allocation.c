@@ -144,6 +144,7 @@ int alloc_update_pod(struct pod *pod, const json_t *alloc, struct pod **out, ck_
                                      pod_full_name(pod));
         p->source = pod->source;
         p->source_path = xstrdup(pod->source_path);
+        p->managed_fields = pod->managed_fields ? xstrdup(pod->managed_fields) : NULL;
         *out = p;
         return 0;
 }

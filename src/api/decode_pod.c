@@ -715,6 +715,15 @@ int api_pod_decode(json_t *obj, struct pod **out, ck_error_t *err)
         if (pod->raw == NULL)
                 return ck_error_make(err, ENOMEM, "copy pod object");
 
+        /* managedFields: kept as text (struct pod) */
+        json_t *mf = json_object_get(json_object_get(pod->raw, "metadata"), "managedFields");
+        if (mf && !json_is_null(mf)) {
+                pod->managed_fields = json_dumps(mf, JSON_COMPACT | JSON_ENCODE_ANY);
+                if (pod->managed_fields == NULL)
+                        return ck_error_make(err, ENOMEM, "copy pod managedFields");
+                json_object_del(json_object_get(pod->raw, "metadata"), "managedFields");
+        }
+
         struct dctx d = {0};
         json_t *meta = get_object(&d, pod->raw, "", "metadata");
         if (meta == NULL && jget(pod->raw, "metadata") == NULL) {

@@ -310,6 +310,7 @@ static void pod_free(struct pod *pod)
         free(pod->source_path);
         free(pod->full_name_);
         json_decref(pod->raw);
+        free(pod->managed_fields);
         free(pod);
 }
 
@@ -498,4 +499,18 @@ bool container_should_restart(const struct container *c, const struct pod *pod, 
         default:
                 return true;
         }
+}
+
+json_t *pod_raw_copy(const struct pod *pod)
+{
+        json_t *obj = json_deep_copy(pod->raw);
+        json_t *meta = json_object_get(obj, "metadata");
+        if (pod->managed_fields && json_is_object(meta)) {
+                /* our own dump: it parses; managedFields is ObjectMeta's
+                 * last field, so appending keeps the apiserver's order */
+                json_t *mf = json_loads(pod->managed_fields, 0, NULL);
+                if (mf)
+                        json_object_set_new(meta, "managedFields", mf);
+        }
+        return obj;
 }

@@ -310,7 +310,7 @@ json_t *status_store_pod_list(struct status_store *st)
         pthread_mutex_lock(&st->lock);
         for (size_t i = 0; i < st->n; i++) {
                 struct status_entry *e = &st->entries[i];
-                json_t *obj = json_deep_copy(e->pod->raw);
+                json_t *obj = pod_raw_copy(e->pod);
                 if (obj == NULL)
                         continue;
                 if (e->status)

@@ -1029,6 +1029,48 @@ static void test_container_hash(void **state)
                          0x56100b77);
 }
 
+/* metadata.managedFields is kept as text, out of raw (memory), and put
+ * back, whole and last in metadata, by pod_raw_copy (/pods). */
+static void test_managed_fields_kept_as_text(void **state)
+{
+        (void)state;
+        cleanup_pod struct pod *pod =
+            must_decode("apiVersion: v1\nkind: Pod\n"
+                        "metadata:\n  name: web\n  uid: u1\n"
+                        "  managedFields:\n"
+                        "  - manager: kubectl-create\n    operation: Update\n"
+                        "    fieldsType: FieldsV1\n"
+                        "    fieldsV1: {'f:spec': {'f:containers': {}}}\n"
+                        "  labels: {app: web}\n"
+                        "spec:\n  containers:\n  - name: c\n    image: busybox\n");
+        assert_null(json_object_get(json_object_get(pod->raw, "metadata"), "managedFields"));
+        assert_non_null(pod->managed_fields);
+        cleanup_json json_t *copy = pod_raw_copy(pod);
+        json_t *meta = json_object_get(copy, "metadata");
+        json_t *mf = json_object_get(meta, "managedFields");
+        assert_int_equal(json_array_size(mf), 1);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(mf, 0), "manager")),
+                            "kubectl-create");
+        assert_non_null(json_object_get(
+            json_object_get(json_object_get(json_array_get(mf, 0), "fieldsV1"), "f:spec"),
+            "f:containers"));
+        /* the rest is raw's, and raw is untouched */
+        assert_string_equal(json_string_value(json_object_get(meta, "name")), "web");
+        assert_null(json_object_get(json_object_get(pod->raw, "metadata"), "managedFields"));
+        const char *last = NULL;
+        const char *key;
+        json_t *v;
+        json_object_foreach(meta, key, v) last = key;
+        assert_string_equal(last, "managedFields");
+
+        /* a pod without them: NULL, and the copy has none */
+        cleanup_pod struct pod *plain = must_decode(GOOD_POD);
+        assert_null(plain->managed_fields);
+        cleanup_json json_t *c2 = pod_raw_copy(plain);
+        assert_null(json_object_get(json_object_get(c2, "metadata"), "managedFields"));
+        assert_true(json_equal(c2, plain->raw));
+}
+
 static void test_refcount_and_static(void **state)
 {
         (void)state;
@@ -1078,6 +1120,7 @@ int main(void)
             cmocka_unit_test(test_qos_class),
             cmocka_unit_test(test_resize_policy),
             cmocka_unit_test(test_container_hash),
+            cmocka_unit_test(test_managed_fields_kept_as_text),
             cmocka_unit_test(test_refcount_and_static),
             cmocka_unit_test(test_kv_list),
         };
