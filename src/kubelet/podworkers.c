@@ -4,6 +4,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -194,10 +195,16 @@ static void *transient_thread(void *arg)
         struct cri_client *cri = cri_client_new(pw->endpoint, pw->timeout_ms);
         pthread_mutex_lock(&pw->lock);
         run_worker(pw, cri, true);
-        pw->n_transient--;
+        bool last = --pw->n_transient == 0;
         pthread_cond_broadcast(&pw->transient_done);
         pthread_mutex_unlock(&pw->lock);
         cri_client_free(cri);
+        /* A mass stop leaves the heap full of the kills' freed memory
+         * (their connections, the runtime's answers): give its pages
+         * back.  250 pods stopped at once left 67.6 MB of RSS against
+         * 44.2 MB before (bench/README.md). */
+        if (last)
+                malloc_trim(0);
         return NULL;
 }
 
