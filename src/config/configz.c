@@ -160,8 +160,11 @@ static int kv_cmp(const void *a, const void *b)
         return strcmp(x->key, y->key);
 }
 
-/* a map[string]string with omitempty; encoding/json sorts the keys */
-static void put_map_omitempty(json_t *obj, const char *key, const struct kv_list *l)
+/* A map with omitempty; encoding/json sorts the keys.  The values are
+ * strings (map[string]string), or booleans "true"/"false" (featureGates,
+ * map[string]bool). */
+static void put_map_omitempty_as(json_t *obj, const char *key, const struct kv_list *l,
+                                 bool booleans)
 {
         if (l->n == 0)
                 return;
@@ -173,30 +176,18 @@ static void put_map_omitempty(json_t *obj, const char *key, const struct kv_list
         for (size_t i = 0; i < l->n; i++) {
                 /* jansson, like encoding/json, wants UTF-8 keys too */
                 char *k = utf8_sanitize(sorted[i]->key);
-                put(map, k, go_string(sorted[i]->value));
+                put(map, k,
+                    booleans ? json_boolean(strcmp(sorted[i]->value, "true") == 0)
+                             : go_string(sorted[i]->value));
                 free(k);
         }
         free(sorted);
         put(obj, key, map);
 }
 
-/* featureGates: map[string]bool, omitempty; keys sorted as encoding/json's */
-static void put_gates_omitempty(json_t *obj, const struct kv_list *l)
+static void put_map_omitempty(json_t *obj, const char *key, const struct kv_list *l)
 {
-        if (l->n == 0)
-                return;
-        const struct kv **sorted = xcalloc(l->n, sizeof(*sorted));
-        for (size_t i = 0; i < l->n; i++)
-                sorted[i] = &l->items[i];
-        qsort(sorted, l->n, sizeof(*sorted), kv_cmp);
-        json_t *map = must(json_object());
-        for (size_t i = 0; i < l->n; i++) {
-                char *k = utf8_sanitize(sorted[i]->key);
-                put(map, k, json_boolean(strcmp(sorted[i]->value, "true") == 0));
-                free(k);
-        }
-        free(sorted);
-        put(obj, "featureGates", map);
+        put_map_omitempty_as(obj, key, l, false);
 }
 
 /* filepath.Join(dir, name) for the self-signed pair's paths (dir is not
@@ -308,7 +299,7 @@ static json_t *kubeletconfiguration_json(const struct kubelet_config *cfg)
         put_int_omitempty(kc, "evictionMaxPodGracePeriod", cfg->eviction_max_pod_grace_period);
         put_map_omitempty(kc, "evictionMinimumReclaim", &cfg->eviction_minimum_reclaim);
         put(kc, "mergeDefaultEvictionSettings", json_boolean(cfg->merge_default_eviction_settings));
-        put_gates_omitempty(kc, &cfg->feature_gates);
+        put_map_omitempty_as(kc, "featureGates", &cfg->feature_gates, true);
         put(kc, "failSwapOn", json_boolean(cfg->fail_swap_on));
         /* a string with omitempty, then three pointers (always set) */
         put_string_omitempty(kc, "containerLogMaxSize", cfg->container_log_max_size);
