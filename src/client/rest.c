@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The REST client: one HTTP/1.1 client (http/http_client.h: one connection
- * kept alive between requests) per REST client, with its own TLS context
- * made from the config's PEM material; the response read whole or streamed
+ * kept alive between requests) per REST client, with the config's shared
+ * TLS context or one of its own made from the config's PEM material; the
+ * response read whole or streamed
  * to a callback.
  */
 #include "client/rest.h"
@@ -69,6 +70,37 @@ static char *authority_of(const char *url)
         return xstrndup(h, strcspn(h, "/?#"));
 }
 
+/* A TLS context from cfg's material. */
+static int make_tls(const struct rest_config *cfg, SSL_CTX **out, ck_error_t *err)
+{
+        struct http_tls_config tc = {
+            .ca_pem = cfg->ca_pem,
+            .ca_len = cfg->ca_len,
+            .cert_pem = cfg->cert_pem,
+            .cert_len = cfg->cert_len,
+            .key_pem = cfg->key_pem,
+            .key_len = cfg->key_len,
+            .insecure = cfg->insecure,
+        };
+        if (http_tls_client_ctx(&tc, out, err) < 0)
+                return ck_error_wrap(err, "REST client for %s", cfg->server);
+        return 0;
+}
+
+int rest_config_share_tls(struct rest_config *cfg, ck_error_t *err)
+{
+        if (cfg->tls != NULL)
+                return 0;
+        if (cfg->server == NULL)
+                return ck_error_make(err, 0, "REST client: no server");
+        struct http_url u;
+        if (http_url_parse(cfg->server, &u, err) < 0)
+                return ck_error_wrap(err, "REST client for %s", cfg->server);
+        int rc = strcmp(u.scheme, "https") == 0 ? make_tls(cfg, &cfg->tls, err) : 0;
+        http_url_clear(&u);
+        return rc;
+}
+
 int rest_client_new(const struct rest_config *cfg, struct rest_ratelimiter *rl,
                     struct rest_client **out, ck_error_t *err)
 {
@@ -81,19 +113,12 @@ int rest_client_new(const struct rest_config *cfg, struct rest_ratelimiter *rl,
         c->rl = rl;
         c->timeout_ms = REST_DEFAULT_TIMEOUT_MS;
         if (strcmp(u.scheme, "https") == 0) {
-                struct http_tls_config tc = {
-                    .ca_pem = cfg->ca_pem,
-                    .ca_len = cfg->ca_len,
-                    .cert_pem = cfg->cert_pem,
-                    .cert_len = cfg->cert_len,
-                    .key_pem = cfg->key_pem,
-                    .key_len = cfg->key_len,
-                    .insecure = cfg->insecure,
-                };
-                if (http_tls_client_ctx(&tc, &c->tls, err) < 0) {
+                if (cfg->tls != NULL && SSL_CTX_up_ref(cfg->tls) == 1) {
+                        c->tls = cfg->tls;
+                } else if (make_tls(cfg, &c->tls, err) < 0) {
                         http_url_clear(&u);
                         rest_client_free(c);
-                        return ck_error_wrap(err, "REST client for %s", cfg->server);
+                        return -1;
                 }
         }
         struct http_client_options o = {

@@ -2,6 +2,7 @@
 #include "client/rest_config.h"
 #include "util/xalloc.h"
 
+#include <openssl/ssl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,10 @@ void rest_config_copy(struct rest_config *dst, const struct rest_config *src)
             .token = xstrdup(src->token),
             .insecure = src->insecure,
             .tls_server_name = xstrdup(src->tls_server_name),
+            .tls = src->tls,
         };
+        if (dst->tls)
+                SSL_CTX_up_ref(dst->tls);
 }
 
 static void free_secret(char *p, size_t len)
@@ -49,5 +53,6 @@ void rest_config_clear(struct rest_config *c)
         free_secret(c->key_pem, c->key_len);
         free_secret(c->token, c->token ? strlen(c->token) : 0);
         free(c->tls_server_name);
+        SSL_CTX_free(c->tls);
         memset(c, 0, sizeof(*c));
 }

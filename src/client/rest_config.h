@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct ssl_ctx_st; /* OpenSSL's SSL_CTX */
+
 struct rest_config {
         char *server;          /* "https://host:port[/prefix]", no trailing '/' */
         char *ca_pem;          /* PEM bundle to verify the server; NULL: system roots */
@@ -25,9 +27,15 @@ struct rest_config {
         char *token;           /* bearer token (secret); NULL if none */
         bool insecure;         /* insecure-skip-tls-verify: no server verification */
         char *tls_server_name; /* name to verify the server certificate for; NULL: host */
+        /* The TLS context made once from the material above
+         * (rest_config_share_tls, client/rest.h): every client made from
+         * this config or a copy uses it (a reference each).  NULL: each
+         * client makes its own. */
+        struct ssl_ctx_st *tls;
 };
 
-/* Deep copy of src into *dst (every buffer duplicated, NUL terminated). */
+/* Deep copy of src into *dst (every buffer duplicated, NUL terminated; the
+ * TLS context shared, a new reference). */
 void rest_config_copy(struct rest_config *dst, const struct rest_config *src);
 
 /* Wipes the secrets, frees every buffer and zeroes *c.  NULL-safe. */

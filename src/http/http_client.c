@@ -856,7 +856,10 @@ int http_tls_client_ctx(const struct http_tls_config *cfg, SSL_CTX **out, ck_err
         if (ctx == NULL)
                 return fail(err, 0, "TLS context: %s", ssl_reason());
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-        SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        /* a connection kept alive between requests (a watch waiting for
+         * its next event) holds no 34 kB of record buffers meanwhile */
+        SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                  SSL_MODE_RELEASE_BUFFERS);
         /* an EOF without close_notify ends a read, as Go's crypto/tls */
         SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
         static const unsigned char alpn[] = "\x08http/1.1";

@@ -1268,6 +1268,9 @@ static int cluster_mode_new(struct kubelet *kl, ck_error_t *err)
         kl->api_cfg = xcalloc(1, sizeof(*kl->api_cfg));
         if (kubeconfig_load(cfg->kubeconfig, NULL, kl->api_cfg, err) < 0)
                 return ck_error_wrap(err, "invalid kubeconfig `%s`", cfg->kubeconfig);
+        /* one TLS context for every connection to the apiserver */
+        if (rest_config_share_tls(kl->api_cfg, err) < 0)
+                return ck_error_wrap(err, "apiserver client for `%s`", kl->api_cfg->server);
         kl->api_rl = rest_ratelimiter_new(cfg->kube_api_qps, cfg->kube_api_burst);
         if (rest_pool_new(kl->api_cfg, kl->api_rl, &kl->api_pool, err) < 0)
                 return ck_error_wrap(err, "apiserver client for `%s`", kl->api_cfg->server);

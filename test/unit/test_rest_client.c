@@ -14,6 +14,7 @@
 #include "client/reflector.h"
 #include "client/rest.h"
 #include "client/watch.h"
+#include "server/selfsigned.h"
 #include "util/cleanup.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -381,6 +382,57 @@ static void test_reflector_short_watches_back_off(void **state)
         fake_stop(f);
 }
 
+/* One TLS context for an https config and every copy of it; each client
+ * holds its own reference, so the configs may go first (ASan: no leak, no
+ * use after free).  Bad material fails once, at the config, naming it. */
+static void test_shared_tls_context(void **state)
+{
+        (void)state;
+        ck_error_t err = NULL;
+        char *cert = NULL, *key = NULL;
+        if (secure_selfsigned_generate("127.0.0.1", &cert, &key, &err) < 0)
+                fail_msg("%s", ck_error_msg(err));
+        struct rest_config src = {.server = "https://127.0.0.1:6443",
+                                  .ca_pem = cert,
+                                  .ca_len = strlen(cert),
+                                  .cert_pem = cert,
+                                  .cert_len = strlen(cert),
+                                  .key_pem = key,
+                                  .key_len = strlen(key)};
+        struct rest_config cfg;
+        rest_config_copy(&cfg, &src);
+        assert_null(cfg.tls);
+        assert_int_equal(rest_config_share_tls(&cfg, &err), 0);
+        assert_non_null(cfg.tls);
+        struct ssl_ctx_st *made = cfg.tls;
+        assert_int_equal(rest_config_share_tls(&cfg, &err), 0); /* once */
+        assert_ptr_equal(cfg.tls, made);
+        struct rest_config copy;
+        rest_config_copy(&copy, &cfg);
+        assert_ptr_equal(copy.tls, made);
+        struct rest_client *a = NULL, *b = NULL;
+        assert_int_equal(rest_client_new(&cfg, NULL, &a, &err), 0);
+        rest_config_clear(&cfg);
+        assert_int_equal(rest_client_new(&copy, NULL, &b, &err), 0);
+        rest_config_clear(&copy);
+        rest_client_free(a);
+        rest_client_free(b);
+
+        /* plain HTTP: no context */
+        struct rest_config plain = {.server = "http://127.0.0.1:8080"};
+        assert_int_equal(rest_config_share_tls(&plain, &err), 0);
+        assert_null(plain.tls);
+
+        struct rest_config bad = {
+            .server = "https://127.0.0.1:6443", .ca_pem = "junk", .ca_len = 4};
+        assert_int_equal(rest_config_share_tls(&bad, &err), -1);
+        assert_null(bad.tls);
+        assert_non_null(strstr(ck_error_msg(err), "REST client for https://127.0.0.1:6443: "));
+        ck_error_release(&err);
+        free(cert);
+        free(key);
+}
+
 int main(void)
 {
         log_set_fd(-1); /* the reflector's warnings are expected here */
@@ -390,6 +442,7 @@ int main(void)
             cmocka_unit_test(test_watch_stream),
             cmocka_unit_test(test_reflector_list_watch_relist),
             cmocka_unit_test(test_reflector_short_watches_back_off),
+            cmocka_unit_test(test_shared_tls_context),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
