@@ -29,7 +29,8 @@ struct lru_entry {
 
 struct lru {
         struct lru_entry *e;
-        size_t n, cap;
+        size_t n, cap; /* entries used, and at most */
+        size_t alloc;  /* entries allocated: grown as used, up to cap */
         uint64_t tick;
         void (*free_value)(void *);
 };
@@ -46,8 +47,9 @@ static uint64_t hash_str(const char *s)
 
 static void lru_init(struct lru *l, size_t cap, void (*free_value)(void *))
 {
+        /* allocated as entries come: a node with few events does not
+         * keep 3 x 4096 empty entries (384 kB) */
         *l = (struct lru){.cap = cap, .free_value = free_value};
-        l->e = xcalloc(cap, sizeof(*l->e));
 }
 
 static void lru_clear(struct lru *l)
@@ -86,6 +88,12 @@ static void lru_add(struct lru *l, const char *key, void *value)
                 }
         struct lru_entry *slot;
         if (l->n < l->cap) {
+                if (l->n == l->alloc) {
+                        l->alloc = l->alloc ? l->alloc * 2 : 16;
+                        if (l->alloc > l->cap)
+                                l->alloc = l->cap;
+                        l->e = xrealloc(l->e, l->alloc * sizeof(*l->e));
+                }
                 slot = &l->e[l->n++];
         } else {
                 slot = &l->e[0];

@@ -68,7 +68,10 @@ struct grpc_conn {
         const uint8_t *body; /* the request: prefix + message */
         size_t body_len, body_off;
 
-        uint8_t rbuf[64 * 1024];
+        /* one HTTP/2 frame at the default SETTINGS_MAX_FRAME_SIZE; larger
+         * answers take more reads.  Every connection (one per pod worker)
+         * keeps it: 64 kB each cost 1 MB of RSS (bench/README.md). */
+        uint8_t rbuf[16 * 1024];
 };
 
 /* A transport failure: errno text appended, code UNAVAILABLE. */

@@ -205,6 +205,48 @@ static void test_repeat_is_patched(void **state)
         event__correlator_free(c);
 }
 
+/* The correlator remembers EVENT_CACHE_ENTRIES events (upstream's
+ * maxLruCacheEntries), its store grown as they come: a repeat within them
+ * is patched; the least recently seen goes first. */
+static void test_cache_holds_its_entries_then_forgets_the_oldest(void **state)
+{
+        (void)state;
+        struct event_correlator *c = event__correlator_new();
+        struct event *web = started("Container started", T0);
+        assert_int_equal(event__correlate(c, &web, T0), EVENT_ACTION_CREATE);
+        event__free(web);
+        for (int i = 1; i <= EVENT_CACHE_ENTRIES; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "p-%d", i);
+                struct event_object o = pod_web;
+                o.name = name;
+                int64_t now = T0 + i * 1000000LL;
+                struct event *e =
+                    event__new(&o, "n1", EVENT_NORMAL, "Started", "Container started", now);
+                assert_int_equal(event__correlate(c, &e, now), EVENT_ACTION_CREATE);
+                event__free(e);
+                if (i == EVENT_CACHE_ENTRIES - 1) {
+                        /* full now: web is still known */
+                        struct event *again = started("Container started", now);
+                        assert_int_equal(event__correlate(c, &again, now), EVENT_ACTION_PATCH);
+                        assert_int_equal(again->count, 2);
+                        event__free(again);
+                }
+        }
+        /* the last one pushed out p-1, the least recently seen, not web */
+        int64_t now = T0 + 10 * SEC;
+        struct event *again = started("Container started", now);
+        assert_int_equal(event__correlate(c, &again, now), EVENT_ACTION_PATCH);
+        assert_int_equal(again->count, 3);
+        event__free(again);
+        struct event_object o = pod_web;
+        o.name = "p-1";
+        struct event *p1 = event__new(&o, "n1", EVENT_NORMAL, "Started", "Container started", now);
+        assert_int_equal(event__correlate(c, &p1, now), EVENT_ACTION_CREATE);
+        event__free(p1);
+        event__correlator_free(c);
+}
+
 static void test_ten_messages_are_combined(void **state)
 {
         (void)state;
@@ -455,6 +497,7 @@ int main(void)
             cmocka_unit_test(test_keys),
             cmocka_unit_test(test_bucket_burst_and_refill),
             cmocka_unit_test(test_repeat_is_patched),
+            cmocka_unit_test(test_cache_holds_its_entries_then_forgets_the_oldest),
             cmocka_unit_test(test_ten_messages_are_combined),
             cmocka_unit_test(test_aggregation_window_is_ten_minutes),
             cmocka_unit_test(test_spam_filter_per_object),
