@@ -89,10 +89,16 @@ void status_store_set_status(struct status_store *st, const char *uid, json_t *s
                 json_decref(status);
                 return;
         }
-        if (e->status == NULL || !json_equal(e->status, status))
+        if (e->status != NULL && json_equal(e->status, status)) {
+                /* the same status again (every resync): keep the tree the
+                 * apiserver was sent, which e->sent shares, rather than
+                 * hold two equal ones per pod */
+                json_decref(status);
+        } else {
                 e->version++;
-        json_decref(e->status);
-        e->status = status;
+                json_decref(e->status);
+                e->status = status;
+        }
         pthread_mutex_unlock(&st->lock);
 }
 

@@ -170,6 +170,30 @@ static void test_status_patch_retried_until_it_lands(void **state)
         stop(&f);
 }
 
+/* Every resync generates the pod's status again: an equal one keeps the
+ * tree already stored (the one the apiserver was sent shares it), so a
+ * pod holds one status tree, not two; a changed one replaces it. */
+static void test_equal_status_keeps_the_stored_tree(void **state)
+{
+        (void)state;
+        struct status_store *st = status_store_new();
+        cleanup_pod struct pod *pod = api_pod("p1", "u1");
+        status_store_set_pod(st, pod);
+        json_t *first =
+            json_pack("{s:s, s:[{s:s}]}", "phase", "Running", "conditions", "type", "Ready");
+        status_store_set_status(st, "u1", first);
+        uint64_t v = status_store_version(st, "u1");
+        status_store_set_status(st, "u1", json_deep_copy(first));
+        cleanup_json json_t *kept = status_store_get_status(st, "u1");
+        assert_ptr_equal(kept, first);
+        assert_int_equal(status_store_version(st, "u1"), v);
+        status_store_set_status(st, "u1", json_pack("{s:s}", "phase", "Succeeded"));
+        cleanup_json json_t *changed = status_store_get_status(st, "u1");
+        assert_string_equal(json_string_value(json_object_get(changed, "phase")), "Succeeded");
+        assert_int_equal(status_store_version(st, "u1"), v + 1);
+        status_store_free(st);
+}
+
 /* A patch built against a status the apiserver no longer has (a podIP
  * that is not there: the new IP would sit beside the old one, 422) is built
  * again against the pod the apiserver gives, with a delete directive for
@@ -342,6 +366,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_terminal_phase_waits_for_the_stop),
             cmocka_unit_test(test_status_patch_retried_until_it_lands),
+            cmocka_unit_test(test_equal_status_keeps_the_stored_tree),
             cmocka_unit_test(test_refused_patch_is_built_again_from_the_apiserver),
             cmocka_unit_test(test_status_of_a_pod_gone_from_the_apiserver_is_dropped),
             cmocka_unit_test(test_static_pod_status_waits_for_its_mirror),
