@@ -30,6 +30,13 @@ size_t kcfg_strv_len(char *const *v)
         return n;
 }
 
+void kcfg_join_append(char **list, const char *sep, const char *item)
+{
+        char *next = *list ? xasprintf("%s%s%s", *list, sep, item) : xstrdup(item);
+        free(*list);
+        *list = next;
+}
+
 void kcfg_strv_append(char ***v, const char *s)
 {
         size_t n = kcfg_strv_len(*v);

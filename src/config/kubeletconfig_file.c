@@ -162,13 +162,6 @@ struct decoder {
         char *unknown; /* `unknown field "x", unknown field "y"` */
 };
 
-static void append_list(char **list, const char *sep, const char *item)
-{
-        char *next = *list ? xasprintf("%s%s%s", *list, sep, item) : xstrdup(item);
-        free(*list);
-        *list = next;
-}
-
 static int type_error(struct decoder *d, const char *field, const char *what, ck_error_t *err)
 {
         return ck_error_make(err, 0, "%s: %s: expected %s", d->name, field, what);
@@ -314,7 +307,7 @@ static int decode_logging(struct decoder *d, json_t *v, ck_error_t *err)
                         d->cfg->verbosity = (int)n;
                 } else {
                         char *name = xasprintf("logging.%s", key);
-                        append_list(&d->ignored, ", ", name);
+                        kcfg_join_append(&d->ignored, ", ", name);
                         free(name);
                 }
         }
@@ -326,7 +319,7 @@ static void add_unknown(struct decoder *d, const char *key)
 {
         char *q = kcfg_quote(key);
         char *msg = xasprintf("unknown field %s", q);
-        append_list(&d->unknown, ", ", msg);
+        kcfg_join_append(&d->unknown, ", ", msg);
         free(msg);
         free(q);
 }
@@ -479,7 +472,7 @@ static int decode_member(struct decoder *d, const char *key, json_t *v, ck_error
                     decode_int(d, key, v, INT32_MIN, INT32_MAX, &d->max_parallel_image_pulls, err) <
                         0)
                         return -1;
-                append_list(&d->ignored, ", ", key);
+                kcfg_join_append(&d->ignored, ", ", key);
                 return 0;
         }
         add_unknown(d, key);

@@ -621,9 +621,7 @@ static void warn_gates(const struct kubelet_config *cfg)
                         known = known || strcmp(k, acted_on[j]) == 0;
                 if (known)
                         continue;
-                char *more = names ? xasprintf("%s, %s", names, k) : xstrdup(k);
-                free(names);
-                names = more;
+                kcfg_join_append(&names, ", ", k);
         }
         if (names)
                 LOG_WARN("Feature gates that ckubelet does not act on keep their defaults",

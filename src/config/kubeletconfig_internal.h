@@ -72,6 +72,8 @@ char *kcfg_quote(const char *s);
 
 /* Replaces *dst with a copy of v (NULL allowed). */
 void kcfg_set_str(char **dst, const char *v);
+/* Appends item to the text *list (NULL: none yet), sep between items. */
+void kcfg_join_append(char **list, const char *sep, const char *item);
 /* Appends a copy of v to a NULL-terminated vector (*v may be NULL). */
 void kcfg_strv_append(char ***v, const char *s);
 size_t kcfg_strv_len(char *const *v);

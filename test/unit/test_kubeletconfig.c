@@ -1210,6 +1210,22 @@ static int capture_log(void)
         return fd;
 }
 
+/* Gates ckubelet does not act on keep their defaults: one warning names
+ * them all, in the order given. */
+static void test_gates_not_acted_on_are_named(void **state)
+{
+        (void)state;
+        struct kubelet_config c;
+        int fd = capture_log();
+        parse_ok(&c, ARGV("--feature-gates=Foo=true,PodAndContainerStatsFromCRI=true,Bar=false"));
+        kubelet_config_release(&c);
+        char *out = read_log(fd);
+        log_set_fd(quiet_fd);
+        assert_non_null(strstr(out, "Feature gates that ckubelet does not act on keep their "
+                                    "defaults\" gates=\"Foo, Bar\""));
+        free(out);
+}
+
 static void test_ignored_fields_are_listed_at_v1(void **state)
 {
         (void)state;
@@ -1392,6 +1408,7 @@ int main(void)
             cmocka_unit_test(test_file_error_leaves_config_unchanged),
             cmocka_unit_test(test_config_file_errors_through_flags),
             cmocka_unit_test(test_ignored_fields_are_listed_at_v1),
+            cmocka_unit_test(test_gates_not_acted_on_are_named),
             cmocka_unit_test(test_fail_cgroup_v1),
             cmocka_unit_test(test_deprecated_flags_warn_as_upstream),
             cmocka_unit_test(test_usage_is_aligned_with_defaults),
