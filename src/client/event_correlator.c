@@ -47,8 +47,9 @@ static uint64_t hash_str(const char *s)
 
 static void lru_init(struct lru *l, size_t cap, void (*free_value)(void *))
 {
-        /* allocated as entries come: a node with few events does not
-         * keep 3 x 4096 empty entries (384 kB) */
+        /* allocated as entries come: a node with few events reserves no
+         * 3 x 4096 empty entries (3 x 128 kB, though pages it never
+         * touched were not resident either) */
         *l = (struct lru){.cap = cap, .free_value = free_value};
 }
 

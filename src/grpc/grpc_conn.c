@@ -68,9 +68,10 @@ struct grpc_conn {
         const uint8_t *body; /* the request: prefix + message */
         size_t body_len, body_off;
 
-        /* one HTTP/2 frame at the default SETTINGS_MAX_FRAME_SIZE; larger
-         * answers take more reads.  Every connection (one per pod worker)
-         * keeps it: 64 kB each cost 1 MB of RSS (bench/README.md). */
+        /* a frame's payload at HTTP/2's default SETTINGS_MAX_FRAME_SIZE;
+         * more takes more reads.  Every connection (one per pod worker)
+         * keeps it: at 64 kB, zeroed, the CRI connections held 1.5 MB of
+         * heap at 110 pods, 0.64 MB at 16 kB (heaptrack, bench/README.md). */
         uint8_t rbuf[16 * 1024];
 };
 
