@@ -3,8 +3,7 @@
  * The REST client: one HTTP/1.1 client (http/http_client.h: one connection
  * kept alive between requests) per REST client, with the config's shared
  * TLS context or one of its own made from the config's PEM material; the
- * response read whole or streamed
- * to a callback.
+ * response read whole or streamed to a callback.
  */
 #include "client/rest.h"
 #include "client/rest_internal.h"
